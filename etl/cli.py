@@ -1,0 +1,78 @@
+"""The `computekb` command: validate, build and serve the knowledge base."""
+
+import sys
+from pathlib import Path
+
+import click
+
+from .build import build_database, check
+from .problems import DataError
+from .read import data_files
+from .serve import DEFAULT_DB, ROOT, datasette_args
+
+DEFAULT_DATA = ROOT / "data"
+
+
+@click.group()
+@click.version_option(package_name="computekb")
+def cli():
+    """computekb: a cited knowledge base on AI compute, served by Datasette."""
+
+
+def print_problems(problems):
+    for problem in sorted(problems):
+        click.echo(str(problem), err=True)
+    click.echo(f"{len(problems)} problem(s) found.", err=True)
+
+
+@cli.command()
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
+              show_default="data/", help="Folder of YAML data files.")
+def validate(data_dir):
+    """Check every data file; print every problem as path:line: field: message."""
+    rows, citations, problems, _, files = check(data_dir)
+    if problems:
+        print_problems(problems)
+        sys.exit(1)
+    click.echo(f"{files} files, {len(rows)} records, {len(citations)} citations: no problems.")
+
+
+@cli.command()
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
+              show_default="data/", help="Folder of YAML data files.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
+              show_default="computekb.db", help="Database to write (replaced only on success).")
+def build(data_dir, output):
+    """Validate, then build the SQLite database atomically."""
+    try:
+        result = build_database(data_dir, output)
+    except DataError as error:
+        print_problems(error.problems)
+        click.echo(f"Build failed; {output} was left as it was.", err=True)
+        sys.exit(1)
+    for table, count in sorted(result["tables"].items()):
+        click.echo(f"{table:24} {count:>8}")
+    click.echo(f"Built {output} (data release {result['release']}) in {result['seconds']:.2f}s.")
+
+
+def is_stale(db_path, data_dir):
+    if not db_path.exists():
+        return True
+    built = db_path.stat().st_mtime
+    return any(p.stat().st_mtime > built for p in data_files(data_dir))
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8001, show_default=True, type=int)
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
+              show_default="data/", help="Folder of YAML data files.")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
+              show_default="computekb.db", help="Database to serve.")
+def serve(host, port, data_dir, db_path):
+    """Rebuild if the data changed, then serve with Datasette."""
+    if is_stale(db_path, data_dir):
+        click.echo(f"Building {db_path} from {data_dir}...")
+        click.get_current_context().invoke(build, data_dir=data_dir, output=db_path)
+    from datasette.cli import cli as datasette_cli
+    datasette_cli.main(args=datasette_args(db_path, host, port), prog_name="datasette")

@@ -1,0 +1,80 @@
+"""Datasette metadata: the hand-written metadata.yml plus what schema.py defines.
+
+Column descriptions, units, facets, sortable and label columns are generated
+from the field definitions, so they are never kept twice by hand. Anything set
+in metadata.yml for a table wins over the generated value.
+"""
+
+from pathlib import Path
+
+import yaml
+
+from .schema import GENERATED, TABLES
+from .transform import link_table_name, singular
+from .units import DEFINITIONS
+
+DATABASE = "computekb"
+# pint units Datasette can show with a value; money stays a plain number
+# (pint would print 1999 USD as "1.999 kUSD").
+DISPLAY_UNITS = {"GB", "GB/s", "W", "TFLOPS"}
+SORTABLE_KINDS = {"int", "number", "quantity", "date", "text", "enum", "bool"}
+
+
+def table_metadata(table):
+    """Generated metadata of one table."""
+    columns = table.columns
+    meta = {
+        "description": table.description,
+        "label_column": table.label,
+        "columns": {f.name: describe(f) for f in columns},
+        "units": {f.name: f.unit for f in columns if f.unit in DISPLAY_UNITS},
+        "sortable_columns": [f.name for f in columns if f.kind in SORTABLE_KINDS],
+        "facets": [{"array": f.name} if f.kind == "list" else f.name for f in columns if f.facet],
+    }
+    if table.sort_desc:
+        meta["sort_desc"] = table.sort_desc
+    if table.sort:
+        meta["sort"] = table.sort
+    return meta
+
+
+def describe(field):
+    unit = f" Unit: {field.unit}." if field.unit else ""
+    ref = f" References {field.ref}." if field.kind == "ref" else ""
+    return field.description + unit + ref
+
+
+def link_tables_metadata():
+    meta = {}
+    for table in TABLES:
+        for field in table.fields:
+            if field.kind == "refs":
+                left, right = singular(table.name), singular(field.ref)
+                meta[link_table_name(table, field)] = {
+                    "description": f"Links {table.name} to {field.ref}: {field.description}",
+                    "facets": [right],
+                    "columns": {left: f"The {left} slug.", right: f"The {right} slug."},
+                }
+    return meta
+
+
+def generated_metadata():
+    tables = {t.name: table_metadata(t) for t in TABLES + GENERATED}
+    tables.update(link_tables_metadata())
+    return {"custom_units": list(DEFINITIONS[:4]), "databases": {DATABASE: {"tables": tables}}}
+
+
+def merge(base, override):
+    """Recursive dict merge; values of `override` win."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def full_metadata(metadata_yml):
+    hand_written = yaml.safe_load(Path(metadata_yml).read_text(encoding="utf-8")) or {}
+    return merge(generated_metadata(), hand_written)

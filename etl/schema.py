@@ -1,0 +1,273 @@
+"""The one definition of every table and field.
+
+Each `Field` says once what a column is: its type, unit, description, whether it
+is required and what it references. From these definitions the build derives the
+SQLite schema (`load.py`), the validation models (`validate.py`) and the column
+descriptions and units that Datasette shows (`metadata.py`). Change a field
+here and all three follow.
+"""
+
+from dataclasses import dataclass, field as dc_field
+
+SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+
+# Kinds of field. Quantities are written with a unit in YAML ("3.35 TB/s") and
+# stored as a number in the column unit; `number`/`int` are plain counts.
+KINDS = {"slug", "text", "url", "enum", "int", "number", "quantity", "date",
+         "bool", "ref", "refs", "list"}
+NUMERIC_KINDS = {"int", "number", "quantity"}
+
+SOURCE_KINDS = ("vendor-datasheet", "vendor-page", "vendor-blog", "spec", "press",
+                "article", "benchmark", "documentation", "paper", "listing")
+CITATION_KINDS = ("vendor-spec", "third-party", "derived", "measured", "article-claim")
+DEVICE_CLASSES = ("datacenter-gpu", "workstation-gpu", "consumer-gpu",
+                  "unified-memory-system", "edge-module", "tpu-asic", "npu", "dpu")
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    kind: str
+    description: str
+    required: bool = False
+    unit: str | None = None          # column unit, for quantities ("GB/s")
+    ref: str | None = None           # table referenced by ref/refs fields
+    choices: tuple = ()              # allowed values of enum fields
+    minimum: float | None = None     # inclusive lower bound of ints
+    facet: bool = False              # offered as a default facet in Datasette
+
+    def __post_init__(self):
+        assert self.kind in KINDS, self.kind
+        assert (self.kind == "quantity") == (self.unit is not None), self.name
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    description: str
+    fields: tuple
+    label: str = "slug"              # Datasette's label column
+    cited: bool = False              # every number needs a citation
+    slug_from: tuple = ()            # slug derived from these fields when absent
+    sort_desc: str | None = None     # default sort of the table page
+    sort: str | None = None
+    search: tuple = ()               # full-text searchable columns
+    derived: tuple = dc_field(default_factory=tuple)  # columns made by transform.py
+    authored: bool = True            # written in data files (False: made by the build)
+
+    def field(self, name):
+        return next(f for f in self.fields + self.derived if f.name == name)
+
+    @property
+    def columns(self):
+        """Fields stored as columns (refs become link tables)."""
+        return [f for f in self.fields + self.derived if f.kind != "refs"]
+
+
+def slug(description="Permanent identifier, lower-case [a-z0-9-]; the row's permalink."):
+    return Field("slug", "slug", description, required=True)
+
+
+def note():
+    return Field("note", "text", "Free-text remarks: caveats, disagreements between sources, why a value is unknown.")
+
+
+def source(required=False):
+    return Field("source", "ref", "Default citation: the source for every number of this row unless a value names its own.",
+                 required=required, ref="sources")
+
+
+TABLES = (
+    Table("sources", "Every page cited anywhere in the knowledge base, with the date it was read.", (
+        slug(),
+        Field("url", "url", "Address of the page (null when the source is a catalogued article known only by its listing)."),
+        Field("title", "text", "Title exactly as the page gives it.", required=True),
+        Field("publisher", "text", "Who publishes the page.", required=True, facet=True),
+        Field("kind", "enum", "What kind of page it is.", required=True, choices=SOURCE_KINDS, facet=True),
+        Field("published", "date", "Publication date stated by the page, if any."),
+        Field("retrieved", "date", "Date the page was read for this knowledge base.", required=True),
+        Field("article", "ref", "The catalogued article this source is, if any.", ref="articles"),
+        note(),
+    ), label="title", sort_desc="retrieved"),
+    Table("vendors", "Companies that make accelerators.", (
+        slug(), Field("name", "text", "Company name.", required=True),
+        Field("country", "text", "Country of headquarters (ISO 3166 code)."),
+        Field("url", "url", "Company website."), note(),
+    ), label="name", sort="name"),
+    Table("providers", "Clouds that rent accelerators by the hour.", (
+        slug(), Field("name", "text", "Provider name.", required=True),
+        Field("country", "text", "Country of headquarters (ISO 3166 code).", facet=True),
+        Field("url", "url", "Provider website."), note(),
+    ), label="name", sort="name"),
+    Table("sites", "Article sites catalogued, with the totals their own pages announce.", (
+        slug(), Field("name", "text", "Site name, where its pages give one."),
+        Field("description", "text", "How the site describes itself."),
+        Field("languages", "list", "Languages the site publishes in (JSON array)."),
+        Field("announced_articles", "int", "Number of articles the site's pages announce.", minimum=0),
+        Field("announced_pages", "int", "Number of archive pages the site's pages announce.", minimum=0),
+        Field("announced_avg_minutes", "number", "Average reading time the site announces, in minutes."),
+        Field("announced_words", "int", "Total words the site announces.", minimum=0),
+        Field("announced_by", "text", "Which listing announced the totals."),
+        note(),
+    ), label="slug"),
+    Table("categories", "Article categories, with labels in both languages.", (
+        slug(), Field("site", "ref", "Site the category belongs to.", required=True, ref="sites", facet=True),
+        Field("label_en", "text", "English label."), Field("label_fr", "text", "French label."), note(),
+    ), label="label_en"),
+    Table("topics", "Controlled vocabulary of article topics.", (
+        slug(), Field("label_en", "text", "English label.", required=True),
+        Field("label_fr", "text", "French label.", required=True),
+        Field("description", "text", "What the topic covers."),
+    ), label="label_en", sort="slug"),
+    Table("articles", "One row per language version of each catalogued article.", (
+        slug(),
+        Field("site", "ref", "Site that publishes the article.", required=True, ref="sites", facet=True),
+        Field("language", "enum", "Language of this version.", required=True, choices=("en", "fr"), facet=True),
+        Field("translation_key", "slug", "Shared by the language versions of one article."),
+        Field("category", "ref", "Category on its site.", required=True, ref="categories", facet=True),
+        Field("title", "text", "Title as the listing gives it; null when the listing gives none."),
+        Field("subtitle", "text", "Subtitle, where the site gives one."),
+        Field("summary", "text", "Summary exactly as the listing gives it.", required=True),
+        Field("takeaways", "list", "Key takeaways the listing gives (JSON array)."),
+        Field("published", "date", "Publication date the listing gives.", facet=True),
+        Field("reading_minutes", "int", "Reading time the listing gives, in minutes.", minimum=1),
+        Field("author", "text", "Author, only where a page names one.", facet=True),
+        Field("accelerators", "refs", "Accelerators the article discusses.", ref="accelerators"),
+        Field("topics", "refs", "Topics the article covers.", ref="topics"),
+        Field("seed", "list", "Listing files the article was read from (JSON array)."),
+        note(),
+    ), label="label", sort_desc="published", search=("title", "subtitle", "summary", "takeaways"),
+        derived=(
+        Field("label", "text", "Display label: the title, or a label derived from the summary (marked as derived) when the listing gives no title."),
+        Field("label_derived", "bool", "1 when the label is derived from the summary rather than a title.", facet=True),
+        Field("translation", "ref", "The other-language version of this article.", ref="articles"),
+    )),
+    Table("interconnects", "Links between chips, GPUs and hosts, with per-direction and bidirectional bandwidth.", (
+        slug(), Field("name", "text", "Name.", required=True),
+        Field("vendor", "ref", "Vendor, for proprietary links.", ref="vendors", facet=True),
+        Field("kind", "enum", "What it connects.", required=True,
+              choices=("gpu-gpu", "chip-chip", "host", "scale-out"), facet=True),
+        Field("generation", "text", "Generation or version."),
+        Field("per_direction_gbs", "quantity", "Bandwidth in one direction, within the stated scope.", unit="GB/s"),
+        Field("bidirectional_gbs", "quantity", "Bandwidth of both directions added, within the stated scope.", unit="GB/s"),
+        Field("scope", "text", "What the bandwidth figures cover (per GPU, per x16 link, per port...)."),
+        Field("domain_size", "int", "Largest number of accelerators in one domain of this link.", minimum=1),
+        source(), note(),
+    ), label="name", cited=True, sort_desc="bidirectional_gbs"),
+    Table("accelerators", "GPUs, TPUs, NPUs, DPUs and unified-memory systems, one row per variant, per GPU.", (
+        slug(),
+        Field("vendor", "ref", "Maker.", required=True, ref="vendors", facet=True),
+        Field("name", "text", "Product name.", required=True),
+        Field("family", "text", "Product family or generation.", facet=True),
+        Field("architecture", "text", "Microarchitecture."),
+        Field("device_class", "enum", "Kind of device.", required=True, choices=DEVICE_CLASSES, facet=True),
+        Field("form_factor", "text", "Form factor (SXM, PCIe, OAM, module, system...)."),
+        Field("status", "enum", "Market status.", required=True, choices=("announced", "shipping", "discontinued"), facet=True),
+        Field("launch_date", "date", "Launch or announcement date (YYYY, YYYY-MM or YYYY-MM-DD)."),
+        Field("memory_gb", "quantity", "Memory per GPU in decimal GB (10^9 bytes), as the vendor states it.", unit="GB"),
+        Field("memory_type", "text", "Memory technology (HBM3e, GDDR7, LPDDR5X...).", facet=True),
+        Field("memory_bandwidth_gbs", "quantity", "Peak memory bandwidth per GPU (read and write share it).", unit="GB/s"),
+        Field("addressable_memory_gb", "quantity", "Unified-memory systems: memory the accelerator can address, as the vendor states it.", unit="GB"),
+        Field("tdp_w", "quantity", "Maximum board or module power per GPU.", unit="W"),
+        Field("interconnect", "ref", "Main accelerator-to-accelerator link.", ref="interconnects", facet=True),
+        Field("interconnect_gbs", "quantity", "Interconnect bandwidth per GPU, both directions added (bidirectional).", unit="GB/s"),
+        Field("launch_price_usd", "quantity", "Vendor list price at launch, where one exists.", unit="USD"),
+        source(), note(),
+    ), label="name", cited=True, sort_desc="memory_bandwidth_gbs",
+        derived=(Field("fp4_formats", "list", "4-bit floating-point formats supported natively (JSON array, from format_support).", facet=True),)),
+    Table("number_formats", "Number formats: element bits, block size, scale format and effective bits per value.", (
+        slug(), Field("name", "text", "Name.", required=True),
+        Field("family", "text", "Precision family (fp8, fp6, fp4...).", facet=True),
+        Field("kind", "enum", "Kind of format.", required=True,
+              choices=("float", "integer", "block-scaled-float", "family"), facet=True),
+        Field("bits", "int", "Bits per element.", minimum=1),
+        Field("exponent_bits", "int", "Exponent bits per element.", minimum=0),
+        Field("mantissa_bits", "int", "Mantissa bits per element.", minimum=0),
+        Field("block_size", "int", "Elements sharing one scale (block-scaled formats).", minimum=1),
+        Field("scale_format", "text", "Format of the shared scale."),
+        Field("effective_bits", "number", "Bits per value including the shared scale."),
+        source(), note(),
+    ), label="name", cited=True, sort="bits"),
+    Table("throughput", "Peak throughput per accelerator, precision and sparsity. Dense and 2:4-sparse figures are separate rows.", (
+        Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
+        Field("precision", "ref", "Precision (number format or family).", required=True, ref="number_formats", facet=True),
+        Field("sparsity", "enum", "dense, or sparse-2-4 for figures quoted with 2:4 structured sparsity.",
+              required=True, choices=("dense", "sparse-2-4"), facet=True),
+        Field("tflops", "quantity", "Peak throughput in TFLOPS (TOPS for integer precisions).", required=True, unit="TFLOPS"),
+        source(), note(),
+    ), slug_from=("accelerator", "precision", "sparsity"), cited=True, sort_desc="tflops",
+        derived=(slug("Derived: accelerator-precision-sparsity."),)),
+    Table("format_support", "Which accelerator supports which number format natively, each claim cited.", (
+        Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
+        Field("format", "ref", "Number format.", required=True, ref="number_formats", facet=True),
+        source(required=True), note(),
+    ), slug_from=("accelerator", "format"), cited=True, derived=(slug("Derived: accelerator-format."),)),
+    Table("prices", "Launch list prices and dated street prices.", (
+        slug(), Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
+        Field("kind", "enum", "launch-list or street.", required=True, choices=("launch-list", "street"), facet=True),
+        Field("amount", "number", "Price in `currency`.", required=True),
+        Field("currency", "enum", "ISO 4217 currency.", required=True, choices=("USD", "EUR", "GBP"), facet=True),
+        Field("observed", "date", "Date the price was stated or observed.", required=True),
+        Field("region", "text", "Market the price applies to.", facet=True),
+        source(), note(),
+    ), cited=True, sort_desc="observed"),
+    Table("cloud_offers", "Hourly rental offers, with currency, VAT and the date observed.", (
+        slug(), Field("provider", "ref", "Cloud provider.", required=True, ref="providers", facet=True),
+        Field("instance", "text", "Instance name as the provider gives it.", required=True),
+        Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
+        Field("gpu_count", "int", "Accelerators in the instance.", required=True, minimum=1),
+        Field("price_per_hour", "number", "Price of the whole instance per hour, in `currency`.", required=True),
+        Field("currency", "enum", "ISO 4217 currency.", required=True, choices=("USD", "EUR", "GBP"), facet=True),
+        Field("vat_included", "bool", "Whether the price includes VAT (null when the page does not say)."),
+        Field("billing", "enum", "Billing granularity.", choices=("per-second", "per-minute", "per-hour", "monthly"), facet=True),
+        Field("region", "text", "Region or zone.", facet=True),
+        Field("country", "text", "Country of the region (ISO 3166 code).", facet=True),
+        Field("observed", "date", "Date the offer was observed.", required=True),
+        source(), note(),
+    ), cited=True, sort="price_per_hour",
+        derived=(Field("price_per_gpu_hour", "number", "price_per_hour / gpu_count, in `currency`."),)),
+    Table("models", "LLMs the articles discuss, with the figures memory math needs.", (
+        slug(), Field("name", "text", "Model name.", required=True),
+        Field("organization", "text", "Who released it.", facet=True),
+        Field("total_params_b", "number", "Total parameters, in billions."),
+        Field("active_params_b", "number", "Parameters active per token (MoE), in billions."),
+        Field("layers", "int", "Transformer layers.", minimum=1),
+        Field("attention_heads", "int", "Query heads per layer.", minimum=1),
+        Field("kv_heads", "int", "Key/value heads per layer.", minimum=1),
+        Field("head_dim", "int", "Dimension of one attention head.", minimum=1),
+        Field("attention", "enum", "Attention kind.", choices=("mha", "gqa", "mqa", "mla", "hybrid"), facet=True),
+        Field("kv_lora_rank", "int", "MLA: dimension of the compressed KV latent.", minimum=1),
+        Field("qk_rope_head_dim", "int", "MLA: dimension of the decoupled RoPE key.", minimum=1),
+        Field("sliding_window", "int", "Window of sliding-window layers, in tokens.", minimum=1),
+        Field("full_attention_layers", "int", "Layers that attend over the full context (hybrid and sliding-window models).", minimum=0),
+        Field("max_context", "int", "Maximum context, in tokens.", minimum=1),
+        source(), note(),
+    ), label="name", cited=True, sort_desc="total_params_b"),
+)
+
+# Tables the build makes; data files cannot write them.
+GENERATED = (
+    Table("citations", "Who says each number: one row per non-null number and per format-support claim.", (
+        slug("Derived: table-row-field."),
+        Field("table_name", "text", "Table of the cited value.", required=True, facet=True),
+        Field("row_slug", "text", "Slug of the row holding the value.", required=True),
+        Field("field", "text", "Column of the cited value.", required=True, facet=True),
+        Field("value", "number", "The value, in the column unit."),
+        Field("as_written", "text", "The value as written in the data file, with its unit."),
+        Field("unit", "text", "Unit of the column."),
+        Field("source", "ref", "The source that states the value.", required=True, ref="sources", facet=True),
+        Field("kind", "enum", "vendor-spec, third-party, derived, measured, or article-claim.",
+              required=True, choices=CITATION_KINDS, facet=True),
+        Field("note", "text", "What the source says exactly, or how the value was derived."),
+    ), authored=False, sort="slug"),
+    Table("release", "The data release this database was built from: cite it with any number.", (
+        Field("data_release", "text", "First 12 hex digits of the SHA-256 of every data file.", required=True),
+        Field("data_hash", "text", "SHA-256 of every data file (path and content), in path order.", required=True),
+        Field("built_at", "text", "When the database was built (UTC).", required=True),
+        Field("files", "int", "Data files read.", required=True),
+        Field("records", "int", "Records loaded.", required=True),
+    ), label="data_release", authored=False),
+)
+
+AUTHORED = {t.name: t for t in TABLES}
+TABLES_BY_NAME = {t.name: t for t in TABLES + GENERATED}

@@ -1,0 +1,68 @@
+"""Quantities as people write them ("3.35 TB/s"), converted with pint.
+
+pint knows bytes, watts and SI prefixes; the definitions below add what it lacks
+for accelerators (FLOPS, OPS) and money. Each currency is its own dimension, so
+"1999 EUR" can never be converted into a USD column.
+"""
+
+from functools import lru_cache
+
+import re
+
+import pint
+
+DEFINITIONS = (
+    "FLOP = [operation] = flop",
+    "OP = FLOP = op",
+    "FLOPS = FLOP / second",
+    "OPS = OP / second",
+    "USD = [currency_usd]",
+    "EUR = [currency_eur]",
+    "GBP = [currency_gbp]",
+)
+
+# A number then a unit. Parsing the two apart keeps pint's expression evaluator
+# (which accepts "9**9**9") away from data files.
+QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z][A-Za-z/ ]{0,30})\s*$")
+NUMBER = re.compile(r"^\s*[-+]?[\d.]+\s*$")
+
+REGISTRY = pint.UnitRegistry()
+for _definition in DEFINITIONS:
+    REGISTRY.define(_definition)
+
+
+class UnitError(ValueError):
+    """A value that is not a quantity in the expected unit."""
+
+
+@lru_cache(maxsize=4096)
+def to_unit(text, unit):
+    """Return the magnitude of `text` ("4.8 TB/s") in `unit` ("GB/s").
+
+    Cached: data files repeat the same few strings, and pint parsing is the
+    slowest step of validating a quantity.
+    """
+    if not isinstance(text, str):
+        raise UnitError(f"write the value with its unit, e.g. '{text} {unit}'")
+    match = QUANTITY.match(text)
+    if match is None:
+        if "," in text:
+            raise UnitError(f"{text!r}: write numbers without thousands separators, e.g. '1979 TFLOPS'")
+        if NUMBER.match(text):
+            raise UnitError(f"{text!r} has no unit: write it with its unit, e.g. '{text.strip()} {unit}'")
+        raise UnitError(f"cannot read {text!r} as a quantity: write a number and a unit, e.g. '80 {unit}'")
+    number, unit_text = match.groups()
+    try:
+        quantity = REGISTRY.Quantity(float(number), REGISTRY.parse_units(unit_text))
+    except (pint.errors.PintError, ValueError, AttributeError, TypeError, SyntaxError,
+            KeyError, IndexError, AssertionError) as error:
+        raise UnitError(f"unknown unit {unit_text!r} in {text!r} ({error})") from None
+    try:
+        magnitude = float(quantity.to(unit).magnitude)
+    except pint.errors.DimensionalityError:
+        raise UnitError(
+            f"{text!r} is in {quantity.units:~}, which cannot be converted to {unit}"
+        ) from None
+    # 12 significant digits drop the binary noise of unit conversion (3.35 TB/s
+    # is 3350 GB/s, not 3350.0000000000005).
+    return float(f"{magnitude:.12g}")

@@ -1,0 +1,1 @@
+"""Datasette plugins of computekb (loaded with --plugins-dir; importable for tests)."""

@@ -1,0 +1,92 @@
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from etl.build import build_database
+from etl.serve import ROOT, make_datasette
+
+DATA = ROOT / "data"
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+@pytest.fixture(scope="session")
+def db_path(tmp_path_factory):
+    """The real data, built once per test session."""
+    path = tmp_path_factory.mktemp("db") / "computekb.db"
+    build_database(DATA, path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def ds(db_path):
+    """Datasette configured exactly as `computekb serve` runs it."""
+    return make_datasette(db_path)
+
+
+@pytest.fixture(scope="session")
+async def client(ds):
+    await ds.invoke_startup()
+    return ds.client
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server(db_path):
+    """`computekb serve` running on a free loopback port."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from etl.cli import cli; cli()", "serve", "--db", str(db_path), "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/-/versions.json", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    else:
+        process.kill()
+        raise RuntimeError("server did not start: " + process.stdout.read().decode())
+    yield url
+    process.terminate()
+    process.wait(10)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    """A fresh page that records console errors and keeps a screenshot as an artifact."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.console_errors = []
+    page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+    page.on("pageerror", lambda e: page.console_errors.append(str(e)))
+    yield page
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+    context.close()

@@ -1,0 +1,152 @@
+"""The pipeline: located errors, atomic builds, repeatable output."""
+
+import sqlite3
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from etl.build import build_database, check
+from etl.cli import cli
+from etl.problems import DataError
+
+SOURCES = """
+sources:
+  - slug: vendor-page
+    url: https://example.com/spec
+    title: Example spec page
+    publisher: Example
+    kind: vendor-page
+    retrieved: 2026-12-01
+vendors:
+  - {slug: acme, name: Acme}
+"""
+
+ACCELERATOR = """
+accelerators:
+  - slug: acme-x1
+    vendor: acme
+    name: X1
+    device_class: datacenter-gpu
+    status: shipping
+    source: vendor-page
+    memory_gb: 96 GB
+    memory_bandwidth_gbs: 4.8 TB/s
+    tdp_w: 700 W
+"""
+
+
+def write(folder, files):
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return folder
+
+
+@pytest.fixture
+def good(tmp_path):
+    return write(tmp_path / "data", {"sources.yml": SOURCES, "specs/acme-x1.yml": ACCELERATOR})
+
+
+def rows(db, sql):
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_units_are_converted_to_the_column_unit(good, tmp_path):
+    db = tmp_path / "kb.db"
+    build_database(good, db)
+    assert rows(db, "select memory_gb, memory_bandwidth_gbs, tdp_w from accelerators") == [(96.0, 4800.0, 700.0)]
+
+
+def test_every_number_gets_a_citation_row(good, tmp_path):
+    db = tmp_path / "kb.db"
+    build_database(good, db)
+    cited = rows(db, "select field, source, kind, as_written from citations order by field")
+    assert cited == [("memory_bandwidth_gbs", "vendor-page", "vendor-spec", "4.8 TB/s"),
+                     ("memory_gb", "vendor-page", "vendor-spec", "96 GB"),
+                     ("tdp_w", "vendor-page", "vendor-spec", "700 W")]
+
+
+def test_broken_file_is_reported_with_path_line_and_field(good):
+    write(good, {"specs/bad.yml": """
+        accelerators:
+          - slug: acme-x2
+            vendor: acme
+            name: X2
+            device_class: datacenter-gpu
+            status: shipping
+            source: vendor-page
+            memory_bandwidth_gbs: 4.8 GB
+        """})
+    problems = [str(p) for p in check(good)[2]]
+    assert len(problems) == 1
+    assert problems[0].endswith("bad.yml:9: memory_bandwidth_gbs: '4.8 GB' is in GB, which cannot be converted to GB/s")
+
+
+def test_validate_reports_every_problem_and_exits_1(good):
+    write(good, {"specs/bad.yml": """
+        accelerators:
+          - slug: Acme_X2
+            vendor: nobody
+            name: X2
+            device_class: gpu
+            status: shipping
+            memory_gb: 80 GB
+        """})
+    result = CliRunner().invoke(cli, ["validate", "--data", str(good)])
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if "bad.yml" in line]
+    fields = sorted(line.split(": ")[1] for line in lines)
+    assert fields == ["device_class", "slug", "vendor"]
+
+
+def test_number_without_citation_is_an_error(good):
+    write(good, {"specs/acme-x1.yml": ACCELERATOR.replace("    source: vendor-page\n", "")})
+    problems = check(good)[2]
+    assert {p.field for p in problems} == {"memory_gb", "memory_bandwidth_gbs", "tdp_w"}
+    assert all("without a citation" in p.message for p in problems)
+
+
+def test_failed_build_leaves_the_previous_database_untouched(good, tmp_path):
+    db = tmp_path / "kb.db"
+    build_database(good, db)
+    before = db.read_bytes()
+    write(good, {"specs/broken.yml": "accelerators: [\n"})
+    with pytest.raises(DataError) as error:
+        build_database(good, db)
+    assert "broken.yml:2" in str(error.value.problems[0])
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["kb.db", "kb.inspect.json"]
+
+
+def test_build_cli_exits_1_and_keeps_database(good, tmp_path):
+    db = tmp_path / "kb.db"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["build", "--data", str(good), "--output", str(db)]).exit_code == 0
+    before = db.read_bytes()
+    write(good, {"specs/acme-x1.yml": ACCELERATOR.replace("700 W", "-700 W")})
+    result = runner.invoke(cli, ["build", "--data", str(good), "--output", str(db)])
+    assert result.exit_code == 1
+    assert "acme-x1.yml:11: tdp_w:" in result.output
+    assert db.read_bytes() == before
+
+
+def test_same_data_gives_the_same_rows(tmp_path):
+    from etl.serve import ROOT
+    first, second = tmp_path / "a.db", tmp_path / "b.db"
+    build_database(ROOT / "data", first)
+    build_database(ROOT / "data", second)
+    tables = [t for (t,) in rows(first, "select name from sqlite_master where type='table' and name not like '%fts%'")]
+    assert "accelerators" in tables
+    for table in tables:
+        if table != "release":
+            assert rows(first, f"select * from [{table}] order by 1") == rows(second, f"select * from [{table}] order by 1"), table
+
+
+def test_duplicate_slug_across_files_names_both(good):
+    write(good, {"specs/copy.yml": ACCELERATOR})
+    problems = [str(p) for p in check(good)[2]]
+    assert len(problems) == 1
+    assert "duplicate accelerators slug 'acme-x1'" in problems[0] and "first defined at" in problems[0]
