@@ -86,7 +86,8 @@ def create_views(db):
 def load(tables, path):
     """Write every table into a new SQLite file at `path`."""
     db = sqlite_utils.Database(path)
-    db.execute("PRAGMA foreign_keys = ON")
+    # Foreign keys are checked once, after every row is in (PRAGMA foreign_key_check
+    # below): rows reference each other in no particular order.
     with db.conn:
         for table in creation_order(TABLES + GENERATED):
             create_table(db, table)
@@ -106,6 +107,6 @@ def table_counts(path):
     """Rows per table, full-text index tables left out."""
     db = sqlite_utils.Database(path)
     try:
-        return {name: db[name].count for name in db.table_names() if "_fts" not in name}
+        return {name: db[name].count for name in db.table_names() if "_fts" not in name and not name.startswith("sqlite_")}
     finally:
         db.conn.close()

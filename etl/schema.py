@@ -141,6 +141,8 @@ TABLES = (
         Field("label", "text", "Display label: the title, or a label derived from the summary (marked as derived) when the listing gives no title."),
         Field("label_derived", "bool", "1 when the label is derived from the summary rather than a title.", facet=True),
         Field("translation", "ref", "The other-language version of this article.", ref="articles"),
+        Field("accelerator_tags", "list", "Accelerator slugs (JSON array, for faceting; the link table is article_accelerators).", facet=True),
+        Field("topic_tags", "list", "Topic slugs (JSON array, for faceting; the link table is article_topics).", facet=True),
     )),
     Table("interconnects", "Links between chips, GPUs and hosts, with per-direction and bidirectional bandwidth.", (
         slug(), Field("name", "text", "Name.", required=True),

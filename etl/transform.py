@@ -38,6 +38,9 @@ def add_article_columns(articles):
         article["label_derived"] = article["title"] is None
         others = [a["slug"] for a in by_key.get(article["translation_key"], []) if a["language"] != article["language"]]
         article["translation"] = others[0] if len(others) == 1 else None
+        # The link tables are for joins; these arrays let Datasette facet on tags.
+        article["accelerator_tags"] = sorted(set(article["accelerators"] or []))
+        article["topic_tags"] = sorted(set(article["topics"] or []))
 
 
 def add_fp4_formats(accelerators, format_support, number_formats):
