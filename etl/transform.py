@@ -79,8 +79,16 @@ def link_table_name(table, field):
     return f"{singular(table.name)}_{field.name}"
 
 
-def citation_rows(citations, sources):
-    source_kind = {s["slug"]: s["kind"] for s in sources}
+def default_citation_kind(source, vendor_names):
+    """A page published by a hardware vendor states a vendor spec, whatever its format."""
+    if source["publisher"] in vendor_names:
+        return "vendor-spec"
+    return CITATION_KIND_BY_SOURCE.get(source["kind"], "third-party")
+
+
+def citation_rows(citations, sources, vendors):
+    vendor_names = {v["name"] for v in vendors}
+    default_kind = {s["slug"]: default_citation_kind(s, vendor_names) for s in sources}
     rows = []
     for c in citations:
         value = c.value if isinstance(c.value, (int, float)) else None
@@ -90,7 +98,7 @@ def citation_rows(citations, sources):
             "value": value, "as_written": None if c.as_written is None else str(c.as_written),
             "unit": TABLES_BY_NAME[c.table].field(c.field).unit,
             "source": c.source,
-            "kind": c.kind or CITATION_KIND_BY_SOURCE.get(source_kind.get(c.source), "third-party"),
+            "kind": c.kind or default_kind[c.source],
             "note": c.note,
         })
     return rows
@@ -117,5 +125,5 @@ def transform(rows, citations):
     links = link_rows(tables)
     to_json_columns(tables)
     tables.update(links)
-    tables["citations"] = sorted(citation_rows(citations, tables["sources"]), key=lambda r: r["slug"])
+    tables["citations"] = sorted(citation_rows(citations, tables["sources"], tables["vendors"]), key=lambda r: r["slug"])
     return tables

@@ -1,0 +1,80 @@
+"""The served knowledge base, through Datasette's own test client."""
+
+import sqlite3
+
+import pytest
+
+from etl.schema import TABLES
+
+
+@pytest.fixture(scope="module")
+def conn(db_path):
+    conn = sqlite3.connect(db_path)
+    conn.row_factory = sqlite3.Row
+    yield conn
+    conn.close()
+
+
+@pytest.mark.parametrize("path", ["/", "/computekb", "/computekb/accelerators", "/computekb/articles",
+                                  "/computekb/citations", "/computekb/release"])
+async def test_pages_answer_200(client, path):
+    response = await client.get(path)
+    assert response.status_code == 200, path
+
+
+async def test_every_table_page_answers(client):
+    for table in TABLES:
+        response = await client.get(f"/computekb/{table.name}")
+        assert response.status_code == 200, table.name
+
+
+async def test_row_pages_live_at_their_slug(client, conn):
+    slug = conn.execute("select slug from accelerators order by slug limit 1").fetchone()[0]
+    response = await client.get(f"/computekb/accelerators/{slug}")
+    assert response.status_code == 200
+    assert slug in response.text
+
+
+async def test_units_are_shown_with_values(client, conn):
+    row = conn.execute("select slug, memory_bandwidth_gbs from accelerators "
+                       "where memory_bandwidth_gbs >= 1000 order by slug limit 1").fetchone()
+    response = await client.get(f"/computekb/accelerators/{row['slug']}")
+    tb_per_s = round(row["memory_bandwidth_gbs"] / 1000, 6)
+    assert f"{tb_per_s:g}&nbsp;TB/s" in response.text
+
+
+async def test_unit_aware_filters(client, conn):
+    expected = {r[0] for r in conn.execute("select slug from accelerators where memory_bandwidth_gbs > 3000")}
+    response = await client.get("/computekb/accelerators.json?memory_bandwidth_gbs__gt=3TB/s&_shape=array&_col=slug&_size=max")
+    assert response.status_code == 200
+    assert {r["slug"] for r in response.json()} == expected
+
+
+async def test_default_facets_are_offered(client):
+    data = (await client.get("/computekb/accelerators.json?_extra=facet_results")).json()
+    facets = set(data["facet_results"])
+    assert {"vendor", "device_class", "memory_type", "fp4_formats", "status"} <= facets
+    data = (await client.get("/computekb/articles.json?_extra=facet_results")).json()
+    assert {"site", "language", "category", "accelerator_tags", "topic_tags"} <= set(data["facet_results"])
+
+
+async def test_column_descriptions_come_from_the_schema(client):
+    html = (await client.get("/computekb/accelerators")).text
+    assert TABLES[[t.name for t in TABLES].index("accelerators")].field("interconnect_gbs").description in html
+
+
+@pytest.mark.parametrize("query, expected", [("memoire", "mémoire"), ("bande passante", "bande passante")])
+async def test_search_ignores_accents(client, conn, query, expected):
+    response = await client.get(f"/computekb/articles.json?_search={query}&_shape=array&_col=summary&_col=title")
+    rows = response.json()
+    assert rows
+    assert all(expected in ((r["summary"] or "") + (r["title"] or "")).lower() for r in rows)
+    direct = conn.execute("select count(*) from articles where lower(summary || coalesce(title, '')) like ?",
+                          (f"%{expected}%",)).fetchone()[0]
+    assert len(rows) == direct
+
+
+async def test_every_page_shows_the_data_release(client, conn):
+    release = conn.execute("select data_release from release").fetchone()[0]
+    for path in ("/", "/computekb", "/computekb/articles"):
+        assert f"<code>{release}</code>" in (await client.get(path)).text, path
