@@ -1,0 +1,98 @@
+"""The spec tables: coverage, a citation for every number, units and scope kept honest."""
+
+import sqlite3
+
+import pytest
+
+from etl.schema import NUMERIC_KINDS, TABLES
+
+# The accelerators the seed articles discuss and the peers readers compare them with.
+REQUIRED = """
+nvidia-a100-sxm-80gb nvidia-h100-sxm nvidia-h100-pcie nvidia-h100-nvl nvidia-h200-sxm nvidia-h200-nvl
+nvidia-b100 nvidia-b200 nvidia-b300 nvidia-gb200 nvidia-gb300 nvidia-rubin nvidia-l40s nvidia-bluefield-4
+nvidia-dgx-station nvidia-dgx-spark nvidia-rtx-spark nvidia-rtx-5090 nvidia-rtx-4090
+nvidia-rtx-pro-6000-blackwell nvidia-jetson-agx-thor nvidia-jetson-agx-orin-64gb
+amd-mi300x amd-mi325x amd-mi350x amd-mi355x amd-mi455x amd-ryzen-ai-max-plus-395 amd-ryzen-ai-halo
+amd-threadripper-halo-station amd-xdna2-npu amd-pensando-salina-400
+apple-m3-ultra hailo-10h tenstorrent-blackhole-p150a google-tpu-v5e google-tpu-v5p google-tpu-v6e
+google-tpu-v7 intel-gaudi-3
+""".split()
+GPU_CLASSES = ("datacenter-gpu", "workstation-gpu", "consumer-gpu", "unified-memory-system")
+
+
+@pytest.fixture(scope="module")
+def conn(db_path):
+    conn = sqlite3.connect(db_path)
+    conn.row_factory = sqlite3.Row
+    yield conn
+    conn.close()
+
+
+def test_every_discussed_accelerator_has_a_row(conn):
+    present = {r[0] for r in conn.execute("select slug from accelerators")}
+    assert sorted(set(REQUIRED) - present) == []
+
+
+def test_every_number_has_a_citation(conn):
+    missing = []
+    for table in TABLES:
+        if not table.cited:
+            continue
+        for field in table.fields:
+            if field.kind not in NUMERIC_KINDS:
+                continue
+            missing += conn.execute(f"""
+                select '{table.name}', t.slug, '{field.name}' from [{table.name}] t
+                where t.[{field.name}] is not null and not exists (
+                  select 1 from citations c where c.table_name = '{table.name}' and c.row_slug = t.slug
+                  and c.field = '{field.name}' and c.value = t.[{field.name}])""").fetchall()
+    assert [tuple(m) for m in missing] == []
+
+
+def test_every_citation_points_to_a_source_with_url_or_article(conn):
+    bad = conn.execute("""select c.slug from citations c join sources s on s.slug = c.source
+                          where s.url is null and s.article is null""").fetchall()
+    assert bad == []
+
+
+def test_every_format_support_claim_is_cited(conn):
+    uncited = conn.execute("""select f.slug from format_support f where not exists (
+        select 1 from citations c where c.table_name = 'format_support' and c.row_slug = f.slug)""").fetchall()
+    assert uncited == []
+
+
+def test_gpus_have_memory_and_bandwidth_or_say_why(conn):
+    rows = conn.execute(f"""select slug from accelerators where device_class in {GPU_CLASSES}
+        and status != 'announced' and (memory_gb is null or memory_bandwidth_gbs is null) and note is null""").fetchall()
+    assert [r[0] for r in rows] == []
+
+
+def test_sparse_figures_are_never_below_dense(conn):
+    rows = conn.execute("""select d.accelerator, d.precision from throughput d join throughput s
+        on s.accelerator = d.accelerator and s.precision = d.precision
+        where d.sparsity = 'dense' and s.sparsity = 'sparse-2-4' and s.tflops < d.tflops""").fetchall()
+    assert [tuple(r) for r in rows] == []
+
+
+def test_fp4_formats_match_the_format_support_claims(conn):
+    for row in conn.execute("select slug, fp4_formats from accelerators"):
+        claimed = {r[0] for r in conn.execute(
+            """select f.format from format_support f join number_formats n on n.slug = f.format
+               where f.accelerator = ? and coalesce(n.family, n.slug) = 'fp4'""", (row["slug"],))}
+        assert set(__import__("json").loads(row["fp4_formats"])) == claimed, row["slug"]
+
+
+async def test_filter_by_memory_sorted_by_bandwidth_is_fully_sourced(client, conn):
+    response = await client.get("/computekb/accelerators.json?memory_gb__gte=80&_sort_desc=memory_bandwidth_gbs"
+                                "&_shape=array&_size=max")
+    assert response.status_code == 200
+    rows = response.json()
+    expected = conn.execute("select count(*) from accelerators where memory_gb >= 80").fetchone()[0]
+    assert len(rows) == expected > 5
+    bandwidths = [r["memory_bandwidth_gbs"] for r in rows if r["memory_bandwidth_gbs"] is not None]
+    assert bandwidths == sorted(bandwidths, reverse=True)
+    for row in rows:
+        assert row["memory_gb"] >= 80
+        cited = {c[0] for c in conn.execute(
+            "select field from citations where table_name = 'accelerators' and row_slug = ?", (row["slug"],))}
+        assert "memory_gb" in cited, row["slug"]
