@@ -17,7 +17,7 @@ DATABASE = "computekb"
 # pint units Datasette can show with a value; money stays a plain number
 # (pint would print 1999 USD as "1.999 kUSD").
 DISPLAY_UNITS = {"GB", "GB/s", "W", "TFLOPS"}
-SORTABLE_KINDS = {"int", "number", "quantity", "date", "text", "enum", "bool"}
+SORTABLE_KINDS = {"slug", "ref", "int", "number", "quantity", "date", "text", "enum", "bool"}
 
 
 def table_metadata(table):
