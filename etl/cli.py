@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from .build import build_database, check
+from .build import build_database, check, display_path
 from .problems import DataError
 from .read import data_files
 from .serve import DEFAULT_DB, ROOT, datasette_args
@@ -52,7 +52,7 @@ def build(data_dir, output):
         sys.exit(1)
     for table, count in sorted(result["tables"].items()):
         click.echo(f"{table:24} {count:>8}")
-    click.echo(f"Built {output} (data release {result['release']}) in {result['seconds']:.2f}s.")
+    click.echo(f"Built {display_path(output)} (data release {result['release']}) in {result['seconds']:.2f}s.")
 
 
 def is_stale(db_path, data_dir):

@@ -13,6 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 METADATA_YML = ROOT / "metadata.yml"
 PLUGINS_DIR = ROOT / "plugins"
 TEMPLATES_DIR = ROOT / "templates"
+STATIC_DIR = ROOT / "static"
+STATIC_MOUNT = "assets"             # served at /assets/
 DEFAULT_DB = ROOT / "computekb.db"
 
 SETTINGS = {
@@ -46,6 +48,7 @@ def make_datasette(db_path):
         metadata=full_metadata(METADATA_YML),
         plugins_dir=str(PLUGINS_DIR),
         template_dir=str(TEMPLATES_DIR),
+        static_mounts=[(STATIC_MOUNT, str(STATIC_DIR))],
         settings=SETTINGS,
     )
 
@@ -54,7 +57,7 @@ def datasette_args(db_path, host, port):
     """Command-line arguments for `datasette serve` with the same configuration."""
     args = ["serve", "-i", str(db_path), "--inspect-file", str(inspect_path(db_path)),
             "-m", str(write_metadata(db_path)), "--plugins-dir", str(PLUGINS_DIR),
-            "--template-dir", str(TEMPLATES_DIR), "--host", host, "--port", str(port)]
+            "--template-dir", str(TEMPLATES_DIR), "--static", f"{STATIC_MOUNT}:{STATIC_DIR}", "--host", host, "--port", str(port)]
     for name, value in SETTINGS.items():
         args += ["--setting", name, str(value).lower() if isinstance(value, bool) else str(value)]
     return args
