@@ -1,9 +1,9 @@
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -22,6 +22,15 @@ def db_path(tmp_path_factory):
     path = tmp_path_factory.mktemp("db") / "computekb.db"
     build_database(DATA, path)
     return path
+
+
+@pytest.fixture(scope="session")
+def conn(db_path):
+    """A read-only connection to the built database, rows addressable by column name."""
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    yield conn
+    conn.close()
 
 
 @pytest.fixture(scope="session")
@@ -90,3 +99,9 @@ def page(browser, request):
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
     context.close()
+
+
+def pytest_collection_modifyitems(items):
+    """Browser tests last: sync Playwright keeps an event loop running in this thread
+    for the rest of the session, and async tests cannot start theirs after it."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)

@@ -1,18 +1,11 @@
 """The served knowledge base, through Datasette's own test client."""
 
-import sqlite3
 
 import pytest
 
 from etl.schema import TABLES
 
 
-@pytest.fixture(scope="module")
-def conn(db_path):
-    conn = sqlite3.connect(db_path)
-    conn.row_factory = sqlite3.Row
-    yield conn
-    conn.close()
 
 
 @pytest.mark.parametrize("path", ["/", "/computekb", "/computekb/accelerators", "/computekb/articles",

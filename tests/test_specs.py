@@ -1,8 +1,6 @@
 """The spec tables: coverage, a citation for every number, units and scope kept honest."""
 
-import sqlite3
-
-import pytest
+import json
 
 from etl.schema import NUMERIC_KINDS, TABLES
 
@@ -20,12 +18,6 @@ google-tpu-v7 intel-gaudi-3
 GPU_CLASSES = ("datacenter-gpu", "workstation-gpu", "consumer-gpu", "unified-memory-system")
 
 
-@pytest.fixture(scope="module")
-def conn(db_path):
-    conn = sqlite3.connect(db_path)
-    conn.row_factory = sqlite3.Row
-    yield conn
-    conn.close()
 
 
 def test_every_discussed_accelerator_has_a_row(conn):
@@ -79,7 +71,7 @@ def test_fp4_formats_match_the_format_support_claims(conn):
         claimed = {r[0] for r in conn.execute(
             """select f.format from format_support f join number_formats n on n.slug = f.format
                where f.accelerator = ? and coalesce(n.family, n.slug) = 'fp4'""", (row["slug"],))}
-        assert set(__import__("json").loads(row["fp4_formats"])) == claimed, row["slug"]
+        assert set(json.loads(row["fp4_formats"])) == claimed, row["slug"]
 
 
 async def test_filter_by_memory_sorted_by_bandwidth_is_fully_sourced(client, conn):

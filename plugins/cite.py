@@ -1,0 +1,113 @@
+""""Cite this" on accelerator and article row pages.
+
+The block gives the row's permalink, the data release it was read from, the date
+accessed (today, UTC, by the server) and the same citation ready to paste as
+Markdown and as BibTeX. Accelerator pages also list the source of every value
+they show: the row's own numbers, its throughput figures and its format-support
+claims, each linked to its citation row.
+"""
+
+import re
+from datetime import datetime, timezone
+
+from datasette import hookimpl
+from datasette.utils import tilde_encode, urlsafe_components
+
+from etl.load import DENSE_PRECISIONS
+from etl.schema import AUTHORED
+
+DATABASE = "computekb"
+CITED_TABLES = ("accelerators", "articles")
+BIBTEX_SPECIALS = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
+                   "$": r"\$", "#": r"\#", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
+
+
+def bibtex_escape(text):
+    return "".join(BIBTEX_SPECIALS.get(char, char) for char in text)
+
+
+def markdown_escape(text):
+    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", text)
+
+
+def today_utc():
+    return datetime.now(timezone.utc).date().isoformat()
+
+
+def citation_texts(site, table, slug, label, permalink, release, accessed):
+    """The Markdown and BibTeX forms of one citation of a row."""
+    markdown = (f"[{markdown_escape(label)}]({permalink}), {site}, {table} `{slug}`, "
+                f"data release `{release}`, accessed {accessed}.")
+    bibtex = "\n".join([
+        f"@misc{{{site}-{table}-{slug},",
+        f"  title = {{{{{bibtex_escape(label)}}}}},",
+        f"  howpublished = {{\\url{{{permalink}}}}},",
+        f"  note = {{{bibtex_escape(site)}, {table} table, data release {release}}},",
+        f"  urldate = {{{accessed}}}",
+        "}",
+    ])
+    return markdown, bibtex
+
+
+async def cite_block(datasette, request, table, slug):
+    db = datasette.get_database(DATABASE)
+    label_column = AUTHORED[table].label
+    row = (await db.execute(f"SELECT [{label_column}] FROM [{table}] WHERE slug = :slug", {"slug": slug})).first()
+    release = (await db.execute("SELECT data_release FROM release")).first()["data_release"]
+    permalink = datasette.absolute_url(request, datasette.urls.row(DATABASE, table, tilde_encode(slug)))
+    site = datasette.metadata("title") or DATABASE
+    accessed = today_utc()
+    markdown, bibtex = citation_texts(site, table, slug, row[0], permalink, release, accessed)
+    return {"permalink": permalink, "release": release, "accessed": accessed,
+            "markdown": markdown, "bibtex": bibtex}
+
+
+VALUE_CITATIONS_SQL = """
+SELECT 0 AS part, c.field AS what, c.field, c.as_written, c.unit, c.kind, c.note, c.slug,
+       s.title, s.url, s.publisher
+FROM citations c JOIN sources s ON s.slug = c.source
+WHERE c.table_name = 'accelerators' AND c.row_slug = :slug
+UNION ALL
+SELECT 1, 'throughput ' || t.precision || ' ' || t.sparsity, t.precision, c.as_written, c.unit, c.kind,
+       c.note, c.slug, s.title, s.url, s.publisher
+FROM throughput t
+JOIN citations c ON c.table_name = 'throughput' AND c.row_slug = t.slug AND c.field = 'tflops'
+JOIN sources s ON s.slug = c.source
+WHERE t.accelerator = :slug
+UNION ALL
+SELECT 2, 'supports ' || f.format, f.format, c.as_written, c.unit, c.kind, c.note, c.slug,
+       s.title, s.url, s.publisher
+FROM format_support f
+JOIN citations c ON c.table_name = 'format_support' AND c.row_slug = f.slug
+JOIN sources s ON s.slug = c.source
+WHERE f.accelerator = :slug
+"""
+
+
+ACCELERATOR_FIELDS = [f.name for f in AUTHORED["accelerators"].columns]
+
+
+def value_order(row):
+    """Row fields in schema order, then throughput by precision, then format claims."""
+    order = ACCELERATOR_FIELDS if row["part"] == 0 else DENSE_PRECISIONS if row["part"] == 1 else []
+    position = order.index(row["field"]) if row["field"] in order else len(order)
+    return row["part"], position, row["what"]
+
+
+async def value_citations(datasette, slug):
+    result = await datasette.get_database(DATABASE).execute(VALUE_CITATIONS_SQL, {"slug": slug})
+    return sorted((dict(r) for r in result.rows), key=value_order)
+
+
+@hookimpl
+def extra_template_vars(view_name, database, table, request, datasette):
+    if view_name != "row" or database != DATABASE or table not in CITED_TABLES:
+        return {}
+
+    async def inner():
+        slug = urlsafe_components(request.url_vars["pks"])[0]
+        extra = {"cite": await cite_block(datasette, request, table, slug)}
+        if table == "accelerators":
+            extra["value_citations"] = await value_citations(datasette, slug)
+        return extra
+    return inner

@@ -1,0 +1,106 @@
+""""Cite this" on accelerator and article row pages, through Datasette's test client."""
+
+import html
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def release(conn):
+    return conn.execute("SELECT data_release FROM release").fetchone()[0]
+
+
+@pytest.fixture(scope="module")
+def accelerator(conn):
+    """The accelerator with the most cited values (accelerator fields, throughput, format claims)."""
+    return conn.execute(
+        "SELECT a.slug, a.name FROM accelerators a ORDER BY "
+        "(SELECT count(*) FROM throughput t WHERE t.accelerator = a.slug) "
+        "+ (SELECT count(*) FROM citations c WHERE c.table_name = 'accelerators' AND c.row_slug = a.slug) DESC, "
+        "a.slug LIMIT 1").fetchone()
+
+
+def textarea(page, cls):
+    return html.unescape(re.search(rf'<textarea[^>]*class="{cls}"[^>]*>(.*?)</textarea>', page, re.S).group(1))
+
+
+def permalink(page):
+    return re.search(r'class="cite-permalink" href="([^"]+)"', page).group(1)
+
+
+def utc_dates():
+    """Today in UTC, and yesterday in case the request straddled midnight."""
+    today = datetime.now(timezone.utc).date()
+    return {today.isoformat(), (today - timedelta(days=1)).isoformat()}
+
+
+async def fetch(client, path):
+    response = await client.get(path)
+    assert response.status_code == 200, path
+    return response.text
+
+
+async def test_accelerator_page_has_the_citation_block(client, accelerator, release):
+    path = f"/computekb/accelerators/{accelerator['slug']}"
+    page = await fetch(client, path)
+    assert permalink(page).startswith("http") and permalink(page).endswith(path)
+    assert f'<code class="cite-release">{release}</code>' in page
+    accessed = re.search(r'class="cite-accessed" datetime="([^"]+)"', page).group(1)
+    assert accessed in utc_dates()
+
+
+async def test_bibtex_is_a_misc_entry_with_url_release_and_date(client, accelerator, release):
+    page = await fetch(client, f"/computekb/accelerators/{accelerator['slug']}")
+    bibtex = textarea(page, "cite-bibtex")
+    assert bibtex.startswith(f"@misc{{computekb-accelerators-{accelerator['slug']},")
+    assert f"title = {{{{{accelerator['name']}}}}}" in bibtex
+    assert f"howpublished = {{\\url{{{permalink(page)}}}}}" in bibtex
+    assert re.search(rf"note = \{{[^}}]*data release {release}\}}", bibtex)
+    assert re.search(r"urldate = \{(\d{4}-\d\d-\d\d)\}", bibtex).group(1) in utc_dates()
+    assert bibtex.count("{") == bibtex.count("}")
+
+
+async def test_markdown_links_the_label_to_the_permalink(client, accelerator, release):
+    page = await fetch(client, f"/computekb/accelerators/{accelerator['slug']}")
+    markdown = textarea(page, "cite-markdown")
+    assert markdown.startswith(f"[{accelerator['name']}]({permalink(page)})")
+    assert f"data release `{release}`" in markdown
+
+
+async def test_every_value_of_an_accelerator_shows_its_source(client, conn, accelerator):
+    page = await fetch(client, f"/computekb/accelerators/{accelerator['slug']}")
+    cited = conn.execute("""
+        SELECT c.slug, s.title, s.url FROM citations c JOIN sources s ON s.slug = c.source
+        WHERE (c.table_name = 'accelerators' AND c.row_slug = :slug)
+           OR (c.table_name = 'throughput' AND c.row_slug IN (SELECT slug FROM throughput WHERE accelerator = :slug))
+           OR (c.table_name = 'format_support'
+               AND c.row_slug IN (SELECT slug FROM format_support WHERE accelerator = :slug))""",
+                         {"slug": accelerator["slug"]}).fetchall()
+    assert cited
+    sources = page[page.index('id="sources"'):]
+    for row in cited:
+        assert f'href="/computekb/citations/{row["slug"]}"' in sources, row["slug"]
+        assert html.escape(row["title"]) in sources
+        if row["url"]:
+            assert f'href="{html.escape(row["url"])}"' in sources
+
+
+async def test_article_page_cites_the_article_record(client, conn, release):
+    # A derived label holds brackets, which Markdown link text must escape.
+    article = conn.execute("SELECT slug, label FROM articles ORDER BY label_derived DESC, slug LIMIT 1").fetchone()
+    page = await fetch(client, f"/computekb/articles/{article['slug']}")
+    markdown = textarea(page, "cite-markdown")
+    text, url = re.match(r"\[((?:\\.|[^\\\]])*)\]\(([^)]+)\)", markdown).groups()
+    assert re.sub(r"\\(.)", r"\1", text) == article["label"], "the link text is the label, escaped"
+    assert url.endswith(f"/computekb/articles/{article['slug']}")
+    bibtex = textarea(page, "cite-bibtex")
+    assert bibtex.startswith(f"@misc{{computekb-articles-{article['slug']},")
+    assert f"data release {release}" in bibtex
+    assert 'id="sources"' not in page, "articles state no numbers"
+
+
+async def test_other_row_pages_have_no_citation_block(client, conn):
+    slug = conn.execute("SELECT slug FROM vendors LIMIT 1").fetchone()[0]
+    assert 'id="cite-this"' not in await fetch(client, f"/computekb/vendors/{slug}")
