@@ -1,9 +1,11 @@
 """The `computekb` command: validate, build and serve the knowledge base."""
 
+import functools
 import sys
 from pathlib import Path
 
 import click
+from tqdm import tqdm
 
 from .build import build_database, check, display_path
 from .problems import DataError
@@ -42,14 +44,20 @@ def validate(data_dir):
               show_default="data/", help="Folder of YAML data files.")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
               show_default="computekb.db", help="Database to write (replaced only on success).")
-def build(data_dir, output):
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table counts (for CI); problems are still printed.")
+@click.option("--no-cache", is_flag=True, help="Re-read every file instead of reusing the results of unchanged ones.")
+def build(data_dir, output, quiet, no_cache):
     """Validate, then build the SQLite database atomically."""
+    # tqdm draws the bar only when stderr is a terminal (disable=None).
+    progress = None if quiet else functools.partial(tqdm, desc="Reading", unit=" files", leave=False, disable=None)
     try:
-        result = build_database(data_dir, output)
+        result = build_database(data_dir, output, cache=not no_cache, progress=progress)
     except DataError as error:
         print_problems(error.problems)
         click.echo(f"Build failed; {output} was left as it was.", err=True)
         sys.exit(1)
+    if quiet:
+        return
     for table, count in sorted(result["tables"].items()):
         click.echo(f"{table:24} {count:>8}")
     click.echo(f"Built {display_path(output)} (data release {result['release']}) in {result['seconds']:.2f}s.")
@@ -76,3 +84,26 @@ def serve(host, port, data_dir, db_path):
         click.get_current_context().invoke(build, data_dir=data_dir, output=db_path)
     from datasette.cli import cli as datasette_cli
     datasette_cli.main(args=datasette_args(db_path, host, port), prog_name="datasette")
+
+
+@cli.command()
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
+              show_default="data/", help="Folder of YAML data files.")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
+              show_default="computekb.db", help="Database to deploy (rebuilt first if the data changed).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=ROOT / "dist",
+              show_default="dist/", help="Deployment folder to (re)create.")
+@click.option("--cache-ttl", type=click.IntRange(0), default=3600, show_default=True,
+              help="Datasette's default_cache_ttl: seconds a cache or CDN may keep a page.")
+def publish(data_dir, db_path, out, cache_ttl):
+    """Prepare a Docker deployment folder with Datasette's own Dockerfile."""
+    from .publish import prepare
+    if is_stale(db_path, data_dir):
+        click.get_current_context().invoke(build, data_dir=data_dir, output=db_path, quiet=True)
+    try:
+        dockerfile = prepare(db_path, out, cache_ttl)
+    except FileExistsError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"Wrote {display_path(dockerfile)}. Build and run the image with:")
+    click.echo(f"  docker build -t computekb {display_path(out)}")
+    click.echo("  docker run -p 8001:8001 computekb")

@@ -67,7 +67,7 @@ def insert_rows(db, name, rows):
         return
     columns = list(db[name].columns_dict)
     sql = f"INSERT INTO [{name}] ({', '.join(f'[{c}]' for c in columns)}) VALUES ({', '.join('?' * len(columns))})"
-    db.conn.executemany(sql, [tuple(row.get(c) for c in columns) for row in rows])
+    db.conn.executemany(sql, [tuple(map(row.get, columns)) for row in rows])
 
 
 def create_search(db):
@@ -86,12 +86,18 @@ def create_views(db):
 def load(tables, path):
     """Write every table into a new SQLite file at `path`."""
     db = sqlite_utils.Database(path)
+    # A new file, renamed into place by build.py only once complete and synced:
+    # no rollback journal and no sync per statement.
+    db.execute("PRAGMA journal_mode = OFF")
+    db.execute("PRAGMA synchronous = OFF")
     # Foreign keys are checked once, after every row is in (PRAGMA foreign_key_check
     # below): rows reference each other in no particular order.
     with db.conn:
         for table in creation_order(TABLES + GENERATED):
             create_table(db, table)
         create_link_tables(db)
+        # Row pages and the compare page look up the citations of one row.
+        db["citations"].create_index(["table_name", "row_slug"])
         for name, rows in tables.items():
             insert_rows(db, name, rows)
         create_views(db)

@@ -7,17 +7,38 @@ work, and curated data never needs them), and dates stay strings (so
 `2024-03` and `2024-03-01` are read the same way).
 """
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
 
 from .problems import Problem
 from .schema import AUTHORED
 
 MAX_FILE_BYTES = 2_000_000  # the largest real file is a few KB; refuse runaway input
 
-BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+if yaml.__with_libyaml__:
+    class BaseLoader(Composer, yaml.cyaml.CParser, SafeConstructor, Resolver):
+        """libyaml's parser with PyYAML's Python composer. libyaml's own composer
+        recurses in C, so a file of 50,000 nested `[` crashes the process with a
+        segfault; the Python composer raises RecursionError, which is reported."""
+
+        def __init__(self, stream):
+            yaml.cyaml.CParser.__init__(self, stream)
+            Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+else:
+    BaseLoader = yaml.SafeLoader
+
+
+STR_TAG, MAP_TAG, SEQ_TAG = (f"tag:yaml.org,2002:{name}" for name in ("str", "map", "seq"))
 
 
 class LineDict(dict):
@@ -27,45 +48,108 @@ class LineDict(dict):
     lines: dict
 
 
-class AliasRefused(yaml.YAMLError):
-    def __init__(self, mark):
-        self.problem_mark = mark
+PLAIN_SCALAR_TAGS = {f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float")}
+MERGE_TAG = "tag:yaml.org,2002:merge"
+KEY_ON_LINE = re.compile(r"^[\s-]*([A-Za-z_][\w-]*)\s*:")
 
 
-class Loader(BaseLoader):
+class Refused(yaml.YAMLError):
+    """Valid YAML that data files may not use."""
+
+    def __init__(self, mark, message):
+        self.problem_mark, self.message = mark, message
+
+
+class LineConstructor:
+    """Builds plain str/map/seq nodes directly, remembering lines.
+
+    PyYAML's generic constructor (generators, recursion bookkeeping) costs more
+    than libyaml's parser itself; walking the composed nodes here makes reading
+    cheaper than a plain `yaml.load`. Other tags go through the safe constructor.
+    """
+
     yaml_implicit_resolvers = {
         first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in BaseLoader.yaml_implicit_resolvers.items()
+        for first, resolvers in Resolver.yaml_implicit_resolvers.items()
     }
 
     def __init__(self, stream):
         super().__init__(stream)
         self.duplicates = []  # (line, key) of keys seen twice in one mapping
+        self.seen = set()     # nodes already built: meeting one again means an alias
+
+    def resolve(self, kind, value, implicit):
+        """Resolver.resolve, minus its support for path resolvers (none is registered)."""
+        if kind is not ScalarNode:
+            return MAP_TAG if kind is MappingNode else SEQ_TAG
+        if implicit[0]:
+            for tag, regexp in self.yaml_implicit_resolvers.get(value[:1], ()):
+                if regexp.match(value):
+                    return tag
+        return STR_TAG
+
+    def get_single_data(self):
+        node = self.get_single_node()
+        return None if node is None else self.construct_object(node)
 
     def construct_object(self, node, deep=False):
-        if node in self.constructed_objects:
-            raise AliasRefused(node.start_mark)
-        return super().construct_object(node, deep=deep)
+        if node in self.seen:
+            raise Refused(node.start_mark, "YAML anchors and aliases (&name, *name) are not allowed in data files: "
+                                           "this value is reused by an alias; write it out")
+        self.seen.add(node)
+        tag, kind = node.tag, node.__class__
+        if kind is ScalarNode and tag == STR_TAG:
+            return node.value
+        if kind is MappingNode and tag == MAP_TAG:
+            return self.construct_mapping(node)
+        if kind is SequenceNode and tag == SEQ_TAG:
+            return [self.construct_object(child) for child in node.value]
+        if kind is ScalarNode and tag in PLAIN_SCALAR_TAGS:
+            return self.yaml_constructors[tag](self, node)  # int, float, bool, null
+        if tag == MERGE_TAG:
+            # Merging copies the merged mapping once per use before any alias is
+            # seen: nested `<<: [*a, *a, ...]` grow exponentially (a 1 KB file asks
+            # for gigabytes). Without aliases a merge key has no use.
+            raise Refused(node.start_mark, "YAML merge keys (<<) are not allowed in data files; write the keys out")
+        # !!binary, !!set (unordered: the build would not be repeatable), !!python/...
+        raise Refused(node.start_mark, f"YAML tag {tag!r} is not allowed in data files")
 
     def construct_mapping(self, node, deep=False):
-        self.flatten_mapping(node)
         mapping = LineDict()
         mapping.line = node.start_mark.line + 1
-        mapping.lines = {}
+        mapping.lines = lines = {}
         for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if not isinstance(key, str):
+            key = self.construct_object(key_node)
+            if key.__class__ is not str:
                 key = str(key)
             line = key_node.start_mark.line + 1
             if key in mapping:
                 self.duplicates.append((line, key))
                 continue
-            mapping[key] = self.construct_object(value_node, deep=deep)
-            mapping.lines[key] = line
+            mapping[key] = self.construct_object(value_node)
+            lines[key] = line
         return mapping
 
 
-Loader.add_constructor("tag:yaml.org,2002:map", Loader.construct_mapping)
+class Loader(LineConstructor, BaseLoader):
+    """The loader that is safe for any input."""
+
+
+# libyaml's C composer is a quarter faster than the Python one; it is used only
+# for files that cannot nest deep enough to crash it.
+FastLoader = type("FastLoader", (LineConstructor, yaml.CSafeLoader), {}) if yaml.__with_libyaml__ else Loader
+MAX_C_NESTING = 10_000  # the C composer crashed at 50,000 nested `[`, not at 20,000
+
+
+def loader_for(text):
+    """FastLoader when a bound on the nesting depth is low enough, else Loader.
+
+    Nesting needs an opening bracket or brace, or at most two more columns per
+    level in block style (`- - - x`, or a sequence under a key at the key's column).
+    """
+    longest = max(map(len, text.splitlines()), default=0)
+    depth_bound = text.count("[") + text.count("{") + 2 * longest + 2
+    return FastLoader if depth_bound < MAX_C_NESTING else Loader
 
 
 @dataclass
@@ -87,7 +171,26 @@ class Record:
 def data_files(data_dir):
     """Every YAML file under data_dir, in a stable order."""
     data_dir = Path(data_dir)
-    return sorted(p for p in data_dir.rglob("*") if p.suffix in (".yml", ".yaml") and p.is_file())
+    return sorted((p for p in data_dir.rglob("*") if p.suffix in (".yml", ".yaml") and p.is_file()), key=lambda p: p.parts)
+
+
+def key_on_line(text, line):
+    """The key written on a line, to name the field of a file-level problem."""
+    lines = text.splitlines()
+    match = KEY_ON_LINE.match(lines[line - 1]) if 0 < line <= len(lines) else None
+    return match.group(1) if match else "-"
+
+
+def yaml_error(error, text):
+    """(line, reason) of a parse error. A quote or bracket left open is only
+    noticed at the end of the file: point at where it was opened instead."""
+    problem, context = getattr(error, "problem_mark", None), getattr(error, "context_mark", None)
+    reason = getattr(error, "problem", None) or str(error)
+    if context is not None and (problem is None or problem.index >= len(text.rstrip())):
+        line, reason = context.line + 1, f"{reason} {error.context}"
+    else:
+        line = problem.line + 1 if problem else 1
+    return min(line, max(1, len(text.splitlines()))), reason  # the end of a file is on its last line
 
 
 def parse_text(raw, path):
@@ -98,19 +201,19 @@ def parse_text(raw, path):
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
-        return None, [Problem(path, line, "-", f"not UTF-8 (byte 0x{raw[error.start]:02x}); save the file as UTF-8")]
-    loader = Loader(text)
+        field = key_on_line(raw.decode("utf-8", "replace"), line)
+        return None, [Problem(path, line, field, f"not UTF-8 (byte 0x{raw[error.start]:02x}); save the file as UTF-8")]
+    loader = loader_for(text)(text)
     try:
         document = loader.get_single_data()
-    except AliasRefused as error:
-        return None, [Problem(path, error.problem_mark.line + 1, "-", "YAML anchors and aliases (&name, *name) are not allowed in data files: this value is reused by an alias; write it out")]
+    except Refused as error:
+        line = error.problem_mark.line + 1
+        return None, [Problem(path, line, key_on_line(text, line), error.message)]
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-        line = mark.line + 1 if mark else 1
-        reason = getattr(error, "problem", None) or str(error)
+        line, reason = yaml_error(error, text)
         if "\t" in "".join(text.splitlines()[line - 1 : line]):
             reason += " (tabs cannot indent YAML; use spaces)"
-        return None, [Problem(path, line, "-", f"invalid YAML: {reason}")]
+        return None, [Problem(path, line, key_on_line(text, line), f"invalid YAML: {reason}")]
     except RecursionError:
         return None, [Problem(path, 1, "-", "invalid YAML: nested too deeply")]
     finally:
@@ -146,8 +249,12 @@ def records_in(document, path):
 
 def read_file(path, display_path=None):
     """Read one data file into records; return (records, problems)."""
-    display_path = display_path or str(path)
-    document, problems = parse_text(Path(path).read_bytes(), display_path)
+    return read_bytes(Path(path).read_bytes(), display_path or str(path))
+
+
+def read_bytes(raw, display_path):
+    """The records of one file's content; return (records, problems)."""
+    document, problems = parse_text(raw, display_path)
     if problems and document is None:
         return [], problems
     records, more = records_in(document, display_path)

@@ -25,6 +25,7 @@ SETTINGS = {
     "default_facet_size": 15,
     "allow_download": True,         # the whole database is the citable artefact
     "num_sql_threads": 3,
+    "suggest_facets": False,        # one query per column on every table page; the facets are curated in metadata
 }
 
 

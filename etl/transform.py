@@ -16,7 +16,7 @@ DERIVED_MARK = " [label derived from summary]"
 # How a citation counts when the data does not say: by what kind of page the source is.
 CITATION_KIND_BY_SOURCE = {
     "vendor-datasheet": "vendor-spec", "vendor-page": "vendor-spec", "vendor-blog": "vendor-spec",
-    "spec": "vendor-spec", "article": "article-claim", "benchmark": "measured",
+    "spec": "vendor-spec", "benchmark": "measured",
 }
 
 
@@ -83,6 +83,8 @@ def default_citation_kind(source, vendor_names):
     """A page published by a hardware vendor states a vendor spec, whatever its format."""
     if source["publisher"] in vendor_names:
         return "vendor-spec"
+    if source["article"]:  # one of the catalogued articles
+        return "article-claim"
     return CITATION_KIND_BY_SOURCE.get(source["kind"], "third-party")
 
 

@@ -42,6 +42,8 @@ def _partial_date(value):
 
 def _quantity(unit):
     def convert(value):
+        if isinstance(value, (list, dict)):  # to_unit is cached: it takes hashable values only
+            raise ValueError(f"expected one quantity such as '80 {unit}', not a {type(value).__name__}")
         try:
             return to_unit(value, unit)
         except UnitError as error:
@@ -134,6 +136,8 @@ def _message(error):
         return f"{error['input']!r} is not allowed; {error['msg'].replace('Input should be', 'expected')}"
     if error["type"] == "string_pattern_mismatch" and "a-z0-9" in str(error["ctx"]):
         return f"{error['input']!r} is not a valid slug: use lower-case letters, digits and single hyphens"
+    if error["type"] == "string_pattern_mismatch" and "https?" in str(error["ctx"]):
+        return f"{error['input']!r} is not an http(s) URL: write https://... with no spaces"
     message = error["msg"]
     return message.removeprefix("Value error, ")
 
@@ -261,8 +265,12 @@ def partial_row(record):
     return Row(record.table, values, record.path, record.line, record.data.lines)
 
 
-def validate(records):
-    """Validate all records; return (rows, citations, problems)."""
+def validate_records(records):
+    """Validate each record on its own; return (rows, partial rows, citations, problems).
+
+    Records of different files do not depend on each other here, so files can
+    be validated in parallel and their results cached; `check_across` follows.
+    """
     rows, partial, citations, problems = [], [], [], []
     for record in records:
         row, cites, found = validate_record(record)
@@ -272,6 +280,15 @@ def validate(records):
             citations += cites
         elif (row := partial_row(record)) is not None:
             partial.append(row)
-    problems += check_unique(rows + partial)
-    problems += check_references(rows + partial, citations)
-    return rows, citations, problems
+    return rows, partial, citations, problems
+
+
+def check_across(rows, partial, citations):
+    """The checks across records: unique slugs, references that resolve."""
+    return check_unique(rows + partial) + check_references(rows + partial, citations)
+
+
+def validate(records):
+    """Validate all records; return (rows, citations, problems)."""
+    rows, partial, citations, problems = validate_records(records)
+    return rows, citations, problems + check_across(rows, partial, citations)

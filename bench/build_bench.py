@@ -1,0 +1,236 @@
+"""Build benchmark: the build against its ceilings and against yaml-to-sqlite.
+
+    python bench/build_bench.py                       # N = 1k, 10k, 100k records
+    python bench/build_bench.py --sizes 1000,10000    # quicker
+
+For each N it generates synthetic data (bench/generate.py) under --out and
+times, each in its own process (so peak memory is that process's ru_maxrss,
+its worker processes included), best of --repeat runs:
+
+  parse ceiling   yaml.load(..., Loader=yaml.CSafeLoader) of every file, nothing else
+  parse           our read stage alone (line tracking, duplicate keys), one process
+  validate        our validate stage alone, on the parsed records
+  transform+load  transform, load (indexes, full-text search) and inspect file
+  load ceiling    raw sqlite3 executemany of the same rows into bare tables
+  build, 1 / 2    `build_database` without the cache, on 1 and on 2 processes
+  yaml-to-sqlite  its CLI loading the same records, one YAML list per table
+
+then a rebuild after one file changed, on a data set of --rebuild-records
+records (about 10,000 files), with the parse cache warm.
+"""
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.generate import generate  # noqa: E402
+
+KINDS = ("ceiling", "parse", "validate", "load", "load_ceiling", "build1", "build2", "yaml_to_sqlite")
+LABELS = {"ceiling": "parse ceiling (C loader)", "parse": "parse (our read stage)", "validate": "validate",
+          "load": "transform+load", "load_ceiling": "load ceiling (executemany)", "build1": "full build, 1 process",
+          "build2": "full build, 2 processes", "yaml_to_sqlite": "yaml-to-sqlite", "rebuild": "rebuild, 1 file changed"}
+
+
+def peak_mb():
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, children) / 1024  # Linux reports KiB
+
+
+def cpu_seconds():
+    return sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for f in ("ru_utime", "ru_stime"))
+
+
+def files_of(data):
+    from etl.build import display_path
+    from etl.read import data_files
+    return [(display_path(p), p.read_bytes()) for p in data_files(data)]
+
+
+def parsed(data):
+    from etl.read import read_bytes
+    return [read_bytes(raw, shown) for shown, raw in files_of(data)]
+
+
+def validated(data):
+    from etl.build import check
+    rows, citations, problems, *_ = check(data, workers=1)
+    assert not problems, problems[:3]
+    return rows, citations
+
+
+def setup_and_run(kind, data, out):
+    """Untimed setup, then the timed function."""
+    import yaml
+    from etl import build, load, transform, validate
+    if kind == "ceiling":
+        paths = sorted(Path(data).rglob("*.yml"))
+        return lambda: [yaml.load(p.read_bytes(), Loader=yaml.CSafeLoader) for p in paths]
+    if kind == "parse":
+        files = files_of(data)
+        return lambda: [build.read_bytes(raw, shown) for shown, raw in files]
+    if kind == "validate":
+        per_file = [records for records, _ in parsed(data)]
+
+        def run():
+            results = [validate.validate_records(records) for records in per_file]
+            rows, partial, citations, _ = ([x for r in results for x in r[i]] for i in range(4))
+            return validate.check_across(rows, partial, citations)
+        return run
+    if kind == "load":
+        rows, citations = validated(data)
+
+        def run():
+            load.load(transform.transform(rows, citations), out)
+            build.write_inspect(out, out, out.with_suffix(".json"))
+        return run
+    if kind == "load_ceiling":
+        tables = transform.transform(*validated(data))
+        return lambda: raw_load(tables, out)
+    if kind in ("build1", "build2"):
+        return lambda: build.build_database(data, out, cache=False, workers=int(kind[-1]))
+    if kind == "yaml_to_sqlite":
+        folder = per_table_files(data, out.with_suffix(".yml.d"))
+        return lambda: yaml_to_sqlite(folder, out)
+    raise ValueError(kind)
+
+
+def raw_load(tables, out):
+    """The rows `load` writes (the columns of schema.py, link tables as they are), into bare tables."""
+    from etl.schema import TABLES_BY_NAME
+    conn = sqlite3.connect(out)
+    for name, rows in tables.items():
+        if rows:
+            columns = [f.name for f in TABLES_BY_NAME[name].columns] if name in TABLES_BY_NAME else list(rows[0])
+            conn.execute(f"CREATE TABLE [{name}] ({', '.join(f'[{c}]' for c in columns)})")
+            conn.executemany(f"INSERT INTO [{name}] VALUES ({', '.join('?' * len(columns))})",
+                             [tuple(row.get(c) for c in columns) for row in rows])
+    conn.commit()
+    conn.close()
+
+
+def per_table_files(data, folder):
+    """The same records as yaml-to-sqlite wants them: one YAML list per table."""
+    import yaml
+    tables = {}
+    for records, _ in parsed(data):
+        for record in records:
+            tables.setdefault(record.table, []).append(plain(record.data))
+    folder.mkdir(parents=True, exist_ok=True)
+    for table, records in tables.items():
+        (folder / f"{table}.yml").write_text(yaml.dump(records, Dumper=yaml.CSafeDumper, allow_unicode=True, sort_keys=False))
+    return folder
+
+
+def plain(value):
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return [plain(v) for v in value] if isinstance(value, list) else value
+
+
+def yaml_to_sqlite(folder, out):
+    for path in sorted(folder.glob("*.yml")):
+        pk = ["--pk", "slug"] if path.stem not in ("throughput", "format_support") else []
+        subprocess.run([sys.executable, "-c", "from yaml_to_sqlite.cli import cli; cli()", str(out), path.stem, str(path)] + pk,
+                       check=True)
+
+
+def measure(kind, data, out):
+    """Child process: set up, time the run, print one JSON line."""
+    out = Path(out)
+    run = setup_and_run(kind, data, out)
+    for leftover in (out, out.with_suffix(".json")):
+        leftover.unlink(missing_ok=True)
+    cpu, started = cpu_seconds(), time.perf_counter()
+    run()
+    seconds = time.perf_counter() - started
+    print(json.dumps({"seconds": seconds, "cpu": cpu_seconds() - cpu, "peak_mb": peak_mb(),
+                      "db_mb": out.stat().st_size / 1e6 if out.exists() else None}))
+
+
+def child(kind, data, out):
+    result = subprocess.run([sys.executable, __file__, "--measure", kind, "--data", str(data), "--db", str(out)],
+                            check=True, capture_output=True, text=True, cwd=ROOT)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def best(kind, data, out, repeat):
+    runs = [child(kind, data, out) for _ in range(repeat)]
+    return min(runs, key=lambda r: r["seconds"])
+
+
+def rebuild(records, work, repeat):
+    """Seconds to rebuild after one file changed, with the cache warm; and the file count."""
+    from etl.build import build_database
+    from etl.read import data_files
+    data, db = generate(work / f"data-{records}", records), work / f"rebuild-{records}.db"
+    build_database(data, db)
+    changed = next(data.glob("articles/*.yml"))
+    times = []
+    for i in range(repeat):
+        changed.write_text(changed.read_text().replace("reading_minutes: ", f"reading_minutes: 1{i}", 1))
+        started = time.perf_counter()
+        build_database(data, db)
+        times.append(time.perf_counter() - started)
+    return min(times), len(data_files(data))
+
+
+def report_size(n, results, files, yaml_mb):
+    ceiling = results["ceiling"]["seconds"]
+    print(f"\nN = {n:,} records: {files:,} files, {yaml_mb:.1f} MB of YAML, database {results['build1']['db_mb']:.1f} MB")
+    print(f"  {'':30} {'seconds':>8} {'cpu s':>7} {'peak MB':>8} {'x ceiling':>9}")
+    for kind in KINDS:
+        r = results.get(kind)
+        if r:
+            print(f"  {LABELS[kind]:30} {r['seconds']:8.2f} {r['cpu']:7.2f} {r['peak_mb']:8.0f} {r['seconds'] / ceiling:9.2f}")
+    one, two = results["build1"]["seconds"], results["build2"]["seconds"]
+    print(f"  goal: build on 1 process / parse ceiling = {one / ceiling:.2f} (<= 1.3)")
+    print(f"  goal: build on 2 processes / parse ceiling = {two / ceiling:.2f} (< 1)")
+    if "yaml_to_sqlite" in results:
+        print(f"  goal: yaml-to-sqlite / build = {results['yaml_to_sqlite']['seconds'] / min(one, two):.1f} (>= 5)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000,100000", help="Comma-separated record counts.")
+    parser.add_argument("--repeat", type=int, default=3, help="Runs per measurement; the best is kept.")
+    parser.add_argument("--rebuild-records", type=int, default=25000, help="Records of the rebuild data set (about 10,000 files).")
+    parser.add_argument("--no-yaml-to-sqlite", action="store_true", help="Skip yaml-to-sqlite (minutes at 100k records).")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="Work folder (synthetic data, databases).")
+    parser.add_argument("--measure", choices=KINDS, help=argparse.SUPPRESS)
+    parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        return measure(args.measure, args.data, args.db)
+    work = args.out
+    print(f"{os.cpu_count()} cores; load average before: {os.getloadavg()[0]:.2f}")
+    for n in (int(s) for s in args.sizes.split(",")):
+        data = generate(work / f"data-{n}", n)
+        files = list(data.rglob("*.yml"))
+        results = {}
+        for kind in KINDS:
+            if kind == "yaml_to_sqlite" and args.no_yaml_to_sqlite:
+                continue
+            repeat = 1 if kind == "yaml_to_sqlite" else args.repeat
+            results[kind] = best(kind, data, work / f"{kind}-{n}.db", repeat)
+        report_size(n, results, len(files), sum(f.stat().st_size for f in files) / 1e6)
+        shutil.rmtree(work / f"yaml_to_sqlite-{n}.yml.d", ignore_errors=True)
+    seconds, files = rebuild(args.rebuild_records, work, args.repeat)
+    print(f"\n{LABELS['rebuild']} among {files:,} files ({args.rebuild_records:,} records), cache warm: {seconds:.2f} s (goal < 2 s)")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Serving benchmark: this project's Datasette against plain `datasette -i`, same database.
+
+    python bench/serve_bench.py                  # synthetic 100k-record database
+    python bench/serve_bench.py --records 10000 --requests 30
+
+Both servers run on loopback ports of this machine, started here and stopped at
+the end: ours with exactly the options of `computekb serve` (metadata, plugins,
+templates, settings, inspect file), the other with `datasette -i DB` alone. The
+same requests go to both, alternately, so background load hits both alike:
+--requests per page per server after --warmup, and never longer than
+--deadline seconds in all. Prints p50 and p95 per page and the ratio of p50s.
+Pages that only this project has (compare, dashboard) have no ratio.
+"""
+
+import argparse
+import os
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.generate import generate  # noqa: E402
+from etl.build import build_database  # noqa: E402
+from etl.serve import datasette_args  # noqa: E402
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(args):
+    """Start `datasette` with `args` on a free loopback port; return (process, base URL)."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "datasette"] + args + ["--host", "127.0.0.1", "--port", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/-/versions.json", timeout=2).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"datasette {' '.join(args)} did not start")
+
+
+def ours(db):
+    args = datasette_args(db, "127.0.0.1", 0)
+    return args[:args.index("--host")] + args[args.index("--port") + 2:]
+
+
+def pages(db):
+    """The same kinds of page on both servers, with values taken from the database."""
+    with sqlite3.connect(db) as conn:
+        accelerator = conn.execute("select slug from accelerators order by slug limit 1").fetchone()[0]
+        compared = [s for (s,) in conn.execute("select slug from accelerators order by slug limit 3")]
+        word = conn.execute("select title from articles where title is not null limit 1").fetchone()[0].split()[1]
+        currency = conn.execute("select currency from cloud_offers group by currency order by count(*) desc").fetchone()[0]
+    return {
+        "row page": f"/computekb/accelerators/{accelerator}",
+        "table page": "/computekb/articles",
+        "filtered + faceted": f"/computekb/cloud_offers?currency={currency}&_facet=provider&_facet=accelerator",
+        "filtered + faceted (articles)": "/computekb/articles?language=fr&_facet=category&_facet=site",
+        "search": f"/computekb/articles?_search={word}",
+        "compare page": "/-/compare?ids=" + ",".join(compared),
+        "dashboard": "/-/dashboards/accelerator-landscape",
+    }
+
+
+def timed_get(client, url):
+    started = time.perf_counter()
+    response = client.get(url)
+    return time.perf_counter() - started, response.status_code
+
+
+def percentile(values, p):
+    return statistics.quantiles(values, n=100, method="inclusive")[p - 1] if len(values) > 1 else values[0]
+
+
+def run(servers, paths, requests, warmup, deadline):
+    """{page: {server: [seconds]}}, requests alternating between the servers."""
+    times = {page: {name: [] for name in servers} for page in paths}
+    statuses = {page: {} for page in paths}
+    stop = time.monotonic() + deadline
+    with httpx.Client(timeout=30) as client:
+        for page, path in paths.items():
+            for i in range(warmup + requests):
+                if time.monotonic() > stop:
+                    break
+                for name, url in servers.items():
+                    seconds, status = timed_get(client, url + path)
+                    statuses[page][name] = status
+                    if i >= warmup:
+                        times[page][name].append(seconds)
+    return times, statuses
+
+
+def report(times, statuses, servers):
+    names = list(servers)
+    print(f"{'page':30} " + " ".join(f"{n + ' p50':>12} {n + ' p95':>12}" for n in names) + f" {'p50 ratio':>10}")
+    for page, by_server in times.items():
+        cells, p50 = [], {}
+        for name in names:
+            values = by_server[name]
+            if statuses[page].get(name) != 200 or not values:
+                cells.append(f"{'HTTP ' + str(statuses[page].get(name)):>12} {'':>12}")
+                continue
+            p50[name] = percentile(values, 50) * 1000
+            cells.append(f"{p50[name]:10.1f}ms {percentile(values, 95) * 1000:10.1f}ms")
+        ratio = f"{p50[names[0]] / p50[names[1]]:10.2f}" if len(p50) == 2 else f"{'-':>10}"
+        print(f"{page:30} " + " ".join(cells) + " " + ratio)
+
+
+def database(records, work):
+    # Named computekb.db: the database name is the file's stem, and the metadata is for `computekb`.
+    data, db = work / f"data-{records}", work / f"serve-{records}" / "computekb.db"
+    if not db.exists():
+        build_database(generate(data, records), db)
+    return db
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=100000, help="Synthetic records in the database.")
+    parser.add_argument("--db", type=Path, help="Use this database instead of a synthetic one.")
+    parser.add_argument("--requests", type=int, default=50, help="Timed requests per page and server.")
+    parser.add_argument("--warmup", type=int, default=5, help="Untimed requests per page and server first.")
+    parser.add_argument("--deadline", type=float, default=600, help="Stop sending requests after this many seconds.")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="Work folder.")
+    args = parser.parse_args()
+    db = args.db or database(args.records, args.out)
+    processes = []
+    try:
+        for args_ in (ours(db), ["serve", "-i", str(db)]):
+            processes.append(start(args_))
+        servers = {"computekb": processes[0][1], "plain": processes[1][1]}
+        print(f"{db}: {db.stat().st_size / 1e6:.0f} MB; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
+        times, statuses = run(servers, pages(db), args.requests, args.warmup, args.deadline)
+        report(times, statuses, servers)
+    finally:
+        for process, _ in processes:
+            process.terminate()
+            process.wait(10)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""Per-file cache of parsed and validated data, so a rebuild re-reads only what changed.
+
+A file's result (its validated rows, partial rows, citations and problems)
+depends only on its content, its displayed path and the code that read it. The
+cache keys each result by a hash of the first two, and the whole cache by a
+hash of the code (every `etl/*.py` and the versions of the libraries that parse
+and validate): change either and the entry is simply not found. Results are
+pickled into one SQLite file in a folder beside the output database. Anything
+unreadable in it is treated as a miss, so the cache can make a build faster,
+never different.
+"""
+
+import hashlib
+import pickle
+import sqlite3
+from functools import cache
+from importlib.metadata import version
+from pathlib import Path
+
+CACHE_DIR = ".computekb-cache"
+LIBRARIES = ("PyYAML", "pydantic", "pydantic-core", "pint")
+
+
+@cache
+def code_version():
+    """Hash of the code that turns a file into its result."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for library in LIBRARIES:
+        digest.update(f"{library}={version(library)}\0".encode())
+    return digest.hexdigest()
+
+
+def file_key(display_path, raw):
+    """The key of one file's result: its path as shown in problems, and its content."""
+    return hashlib.sha256(display_path.encode() + b"\0" + raw).digest()
+
+
+def cache_path(output):
+    """Where the cache of a database lives: `.computekb-cache/<name>.sqlite` beside it."""
+    output = Path(output)
+    return output.parent / CACHE_DIR / f"{output.stem}.sqlite"
+
+
+class FileCache:
+    """Results by file key, for one code version; used as a context manager.
+
+    With no path it caches nothing (`computekb validate`, `build --no-cache`).
+    """
+
+    def __init__(self, path=None):
+        self.path = None if path is None else Path(path)
+        self.entries = {}
+        self.conn = None
+
+    def __enter__(self):
+        if self.path is None:
+            return self
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(self.path, timeout=30)
+            self.conn.execute("CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, code TEXT, result BLOB)")
+            self.entries = dict(self.conn.execute("SELECT key, result FROM results WHERE code = ?", (code_version(),)))
+        except (OSError, sqlite3.Error):
+            self.discard()
+        return self
+
+    def get(self, key):
+        """The cached result, or None (missing, or unreadable: then it is recomputed)."""
+        blob = self.entries.get(key)
+        try:
+            return None if blob is None else pickle.loads(blob)
+        except Exception:  # noqa: BLE001 - any damage to an entry only means a miss
+            return None
+
+    def save(self, new, used):
+        """Store `new` {key: result}; drop every entry not in `used` (the current files)."""
+        if self.conn is None or not new and set(self.entries) <= set(used):
+            return
+        try:
+            with self.conn:
+                self.conn.execute("CREATE TEMP TABLE used (key BLOB PRIMARY KEY)")
+                self.conn.executemany("INSERT OR IGNORE INTO used VALUES (?)", ((k,) for k in used))
+                self.conn.execute("DELETE FROM results WHERE code != ? OR key NOT IN (SELECT key FROM used)", (code_version(),))
+                self.conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?)",
+                                      ((k, code_version(), pickle.dumps(v, pickle.HIGHEST_PROTOCOL)) for k, v in new.items()))
+                self.conn.execute("DROP TABLE used")
+        except sqlite3.Error:
+            self.discard()
+
+    def discard(self):
+        """A cache that cannot be read or written is removed; the build goes on without it."""
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+        self.entries = {}
+        self.path.unlink(missing_ok=True)
+
+    def __exit__(self, *exc):
+        if self.conn is not None:
+            self.conn.close()
+

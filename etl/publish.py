@@ -1,0 +1,73 @@
+"""`computekb publish`: a deployment folder built with Datasette's own tooling.
+
+The folder holds what `datasette package` would put in its build context (the
+database, its inspect file, the metadata, plugins, templates, static files)
+and a Dockerfile written by Datasette's `make_dockerfile`, so the image runs
+the database immutable (`-i`) with the same settings as `computekb serve`.
+The plugins import `etl`, which is not on PyPI: the package is copied in and
+put on PYTHONPATH, and every runtime dependency of the project is installed.
+An image built from the folder is stateless; run as many replicas as needed.
+"""
+
+import secrets
+import shlex
+import shutil
+import tomllib
+from pathlib import Path
+
+from datasette.utils import make_dockerfile
+
+from .build import inspect_path
+from .serve import PLUGINS_DIR, ROOT, SETTINGS, STATIC_DIR, STATIC_MOUNT, TEMPLATES_DIR, write_metadata
+
+DATABASE_FILE = "computekb.db"
+INSPECT_FILE = "inspect-data.json"  # the name make_dockerfile's command reads
+MARKER = ".computekb-publish"       # marks a folder this command may replace
+COPIED = {"plugins": PLUGINS_DIR, "templates": TEMPLATES_DIR, STATIC_MOUNT: STATIC_DIR, "etl": ROOT / "etl"}
+NOT_COPIED = shutil.ignore_patterns("__pycache__", "*.pyc")
+
+
+def requirements():
+    """The project's runtime dependencies, as pyproject.toml pins them."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return project["dependencies"]
+
+
+def setting_options(settings):
+    options = []
+    for name, value in settings.items():
+        options += ["--setting", name, str(value).lower() if isinstance(value, bool) else str(value)]
+    return " ".join(options)
+
+
+def fresh_folder(out):
+    """Empty `out`, refusing a folder that this command did not make."""
+    out = Path(out)
+    if out.exists():
+        if any(out.iterdir()) and not (out / MARKER).exists():
+            raise FileExistsError(f"{out} exists and was not made by `computekb publish`; choose another folder")
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    (out / MARKER).write_text("Made by `computekb publish`; replaced by the next run.\n")
+    return out
+
+
+def prepare(db_path, out, cache_ttl):
+    """Write the deployment folder `out` for `db_path`; return the Dockerfile's path."""
+    out = fresh_folder(out)
+    shutil.copyfile(db_path, out / DATABASE_FILE)
+    shutil.copyfile(inspect_path(db_path), out / INSPECT_FILE)
+    metadata = write_metadata(out / DATABASE_FILE)
+    for name, source in COPIED.items():
+        shutil.copytree(source, out / name, ignore=NOT_COPIED)
+    dockerfile = make_dockerfile(
+        files=[DATABASE_FILE], metadata_file=metadata.name,
+        extra_options=setting_options({**SETTINGS, "default_cache_ttl": cache_ttl}),
+        branch=None, template_dir="templates", plugins_dir="plugins", static=[(STATIC_MOUNT, STATIC_MOUNT)],
+        install=[shlex.quote(r) for r in requirements()], spatialite=False, version_note=None,
+        # As `datasette package` does: one random secret per image, shared by its replicas.
+        secret=secrets.token_hex(32), environment_variables={"PYTHONPATH": "/app"},
+    )
+    path = out / "Dockerfile"
+    path.write_text(dockerfile + "\n")
+    return path

@@ -1,0 +1,172 @@
+"""The fast build paths change nothing: cache, parallel reading, the C composer, --quiet."""
+
+import importlib.util
+import shutil
+import sqlite3
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+from click.testing import CliRunner
+
+from etl import build, cache, read
+from etl.build import build_database, check
+from etl.cli import cli
+from etl.problems import DataError
+from etl.serve import ROOT
+
+DATA = ROOT / "data"
+
+
+def load_generator():
+    spec = importlib.util.spec_from_file_location("generate", ROOT / "bench" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """About 1,000 synthetic records in 441 files."""
+    return load_generator().generate(tmp_path_factory.mktemp("synthetic") / "data", 1000, seed=7)
+
+
+def dump(db):
+    """Every row of every table but the build time, in a stable order."""
+    with sqlite3.connect(db) as conn:
+        tables = [t for (t,) in conn.execute("select name from sqlite_master where type = 'table' order by name")]
+        return {t: conn.execute(f"select * from [{t}] order by 1, 2").fetchall() for t in tables if t != "release"} | {
+            "release": conn.execute("select data_release, data_hash, files, records from release").fetchall()}
+
+
+class Counting:
+    """Counts the files read (not found in the cache) by the serial path."""
+
+    def __init__(self, monkeypatch):
+        self.paths = []
+        original = build.read_and_validate
+        monkeypatch.setattr(build, "read_and_validate", lambda item: self.paths.append(item[0]) or original(item))
+
+
+def test_cached_build_gives_the_same_rows_as_a_fresh_one(tmp_path, monkeypatch):
+    build_database(DATA, tmp_path / "cached.db")           # fills the cache
+    counting = Counting(monkeypatch)
+    build_database(DATA, tmp_path / "cached.db")           # reads nothing
+    assert counting.paths == []
+    build_database(DATA, tmp_path / "fresh.db", cache=False)
+    assert dump(tmp_path / "cached.db") == dump(tmp_path / "fresh.db")
+
+
+def test_only_the_changed_file_is_read_again(synthetic, tmp_path, monkeypatch):
+    data = shutil.copytree(synthetic, tmp_path / "data")
+    build_database(data, tmp_path / "kb.db", workers=1)
+    changed = next(data.glob("specs/accelerators/*.yml"))
+    changed.write_text(changed.read_text().replace("memory_gb: ", "memory_gb: 1", 1))
+    counting = Counting(monkeypatch)
+    build_database(data, tmp_path / "kb.db", workers=1)
+    assert [p.rsplit("/", 1)[-1] for p in counting.paths] == [changed.name]
+    build_database(data, tmp_path / "fresh.db", cache=False)
+    assert dump(tmp_path / "kb.db") == dump(tmp_path / "fresh.db")
+
+
+def test_a_code_change_invalidates_the_cache(tmp_path, monkeypatch):
+    build_database(DATA, tmp_path / "kb.db")
+    monkeypatch.setattr(cache, "code_version", lambda: "another version")
+    counting = Counting(monkeypatch)
+    build_database(DATA, tmp_path / "kb.db")
+    assert len(counting.paths) == len(read.data_files(DATA))
+
+
+def test_a_damaged_cache_is_ignored(tmp_path):
+    build_database(DATA, tmp_path / "kb.db")
+    before = dump(tmp_path / "kb.db")
+    cache.cache_path(tmp_path / "kb.db").write_bytes(b"not a database")
+    build_database(DATA, tmp_path / "kb.db")
+    assert dump(tmp_path / "kb.db") == before
+
+
+def test_problems_are_reported_again_from_the_cache(tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    shutil.copytree(DATA, data)
+    (data / "broken.yml").write_text("accelerators:\n  - slug: Bad Slug\n    name: X\n")
+    reports = []
+    for _ in range(2):
+        with pytest.raises(DataError) as error:
+            build_database(data, tmp_path / "kb.db")
+        reports.append([str(p) for p in error.value.problems])
+        counting = Counting(monkeypatch)
+    assert counting.paths == []
+    assert reports[0] == reports[1]
+    assert any("broken.yml:2: slug:" in problem for problem in reports[0])
+
+
+def test_parallel_reading_gives_the_same_rows_and_problems(synthetic, tmp_path, monkeypatch):
+    monkeypatch.setattr(build, "PARALLEL_MIN_FILES", 100)
+    pools = []
+    monkeypatch.setattr(build, "ProcessPoolExecutor", lambda *a, **k: pools.append(a) or ProcessPoolExecutor(*a, **k))
+    build_database(synthetic, tmp_path / "serial.db", cache=False, workers=1)
+    assert pools == []
+    build_database(synthetic, tmp_path / "parallel.db", cache=False, workers=2)
+    assert pools == [(2,)]
+    assert dump(tmp_path / "serial.db") == dump(tmp_path / "parallel.db")
+    data = shutil.copytree(synthetic, tmp_path / "broken")
+    articles = sorted(data.glob("articles/*.yml"))
+    first, last = articles[0], articles[-1]
+    last.write_text(first.read_text())                      # a duplicate slug, far apart
+    (data / "articles" / "zz.yml").write_text("articles: [\n")
+    assert [str(p) for p in check(data, workers=1)[2]] == [str(p) for p in check(data, workers=2)[2]]
+
+
+def test_the_c_composer_reads_the_same_as_the_safe_one():
+    """FastLoader (libyaml's composer) is chosen for shallow files; it must not read them differently."""
+    for path in read.data_files(DATA):
+        text = path.read_text(encoding="utf-8")
+        documents = []
+        for loader in (read.FastLoader(text), read.Loader(text)):
+            documents.append(structure(loader.get_single_data()))
+            loader.dispose()
+        assert documents[0] == documents[1], path
+
+
+def structure(value):
+    if isinstance(value, read.LineDict):
+        return value.line, value.lines, {k: structure(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [structure(v) for v in value]
+    return type(value).__name__, value
+
+
+def test_deep_nesting_goes_to_the_safe_composer():
+    assert read.loader_for("a:\n  - [1, 2]\n") is read.FastLoader
+    assert read.loader_for("[" * 20_000) is read.Loader
+    assert read.loader_for("a:\n" + "- " * 20_000 + "x\n") is read.Loader
+    assert read.parse_text(b"[" * 60_000, "deep.yml")[1][0].message == "invalid YAML: nested too deeply"
+
+
+def test_quiet_build_prints_nothing_and_plain_build_no_progress_bar(tmp_path):
+    runner = CliRunner()
+    quiet = runner.invoke(cli, ["build", "--quiet", "--data", str(DATA), "--output", str(tmp_path / "q.db")])
+    assert quiet.exit_code == 0 and quiet.output == ""
+    plain = runner.invoke(cli, ["build", "--data", str(DATA), "--output", str(tmp_path / "p.db")])
+    assert plain.exit_code == 0 and "Built" in plain.output
+    assert "Reading" not in plain.output  # CliRunner's stderr is not a terminal
+
+
+def test_progress_bar_counts_every_file(tmp_path):
+    seen = []
+
+    class Bar:
+        def __init__(self, total):
+            seen.append(total)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+        def update(self, n):
+            seen.append(n)
+
+    build_database(DATA, tmp_path / "kb.db", progress=Bar)
+    files = len(read.data_files(DATA))
+    assert seen[0] == files and sum(seen[1:]) == files
