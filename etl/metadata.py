@@ -29,7 +29,7 @@ def table_metadata(table):
         "columns": {f.name: describe(f) for f in columns},
         "units": {f.name: f.unit for f in columns if f.unit in DISPLAY_UNITS},
         "sortable_columns": [f.name for f in columns if f.kind in SORTABLE_KINDS],
-        "facets": [{"array": f.name} if f.kind == "list" else f.name for f in columns if f.facet],
+        "facets": [{"tags": f.name} if f.kind == "list" else f.name for f in columns if f.facet],
     }
     if table.sort_desc:
         meta["sort_desc"] = table.sort_desc

@@ -71,3 +71,20 @@ async def test_every_page_shows_the_data_release(client, conn):
     release = conn.execute("select data_release from release").fetchone()[0]
     for path in ("/", "/computekb", "/computekb/articles"):
         assert f"<code>{release}</code>" in (await client.get(path)).text, path
+
+
+@pytest.mark.parametrize("column, link_table, link_column", [("accelerator_tags", "article_accelerators", "accelerator"),
+                                                             ("topic_tags", "article_topics", "topic")])
+async def test_tag_facets_count_the_link_tables(client, conn, column, link_table, link_column):
+    data = (await client.get("/computekb/articles.json?_extra=facet_results&_facet_size=max")).json()
+    counted = {r["value"]: r["count"] for r in data["facet_results"][column]["results"]}
+    expected = dict(conn.execute(f"select {link_column}, count(*) from {link_table} group by {link_column}").fetchall())
+    assert counted == expected
+
+
+async def test_tag_facet_selection_filters_rows(client, conn):
+    accelerator, count = conn.execute("select accelerator, count(*) from article_accelerators "
+                                      "group by accelerator order by 2 desc limit 1").fetchone()
+    rows = (await client.get(f"/computekb/articles.json?accelerator_tags__arraycontains={accelerator}"
+                             "&_shape=array&_size=max")).json()
+    assert len(rows) == count
