@@ -1,9 +1,10 @@
 """Read stage: YAML files under data/ into records that remember their lines.
 
-PyYAML's safe loader (the C one when available) with three changes that make
+PyYAML's safe loader (the C one when available) with changes that make
 bad input visible instead of silently wrong: duplicate keys are reported (PyYAML
-keeps the last one), aliases are refused (they are how "billion laughs" bombs
-work, and curated data never needs them), and dates stay strings (so
+keeps the last one), aliases and merge keys are refused (they are how "billion
+laughs" bombs work, and curated data never needs them), so are tags other than
+plain scalars (!!set, !!binary, !!python/...), and dates stay strings (so
 `2024-03` and `2024-03-01` are read the same way).
 """
 

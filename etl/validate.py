@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Literal, Optional
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field as PydanticField,
+from pydantic import (BeforeValidator, ConfigDict, Field as PydanticField,
                       StrictBool, StrictInt, StringConstraints, ValidationError, create_model)
 
 from .problems import Problem

@@ -1,3 +1,4 @@
+import contextlib
 import os
 import socket
 import sqlite3
@@ -51,12 +52,13 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def server(db_path):
-    """`computekb serve` running on a free loopback port."""
+@contextlib.contextmanager
+def serving(db_path, data_dir=DATA):
+    """`computekb serve` of `db_path` on a free loopback port; yields its URL."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-c", "from etl.cli import cli; cli()", "serve", "--db", str(db_path), "--port", str(port)],
+        [sys.executable, "-c", "from etl.cli import cli; cli()", "serve", "--db", str(db_path),
+         "--data", str(data_dir), "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -69,9 +71,18 @@ def server(db_path):
     else:
         process.kill()
         raise RuntimeError("server did not start: " + process.stdout.read().decode())
-    yield url
-    process.terminate()
-    process.wait(10)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.fixture(scope="session")
+def server(db_path):
+    """`computekb serve` running on a free loopback port."""
+    with serving(db_path) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

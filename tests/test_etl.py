@@ -116,7 +116,7 @@ def test_failed_build_leaves_the_previous_database_untouched(good, tmp_path):
     write(good, {"specs/broken.yml": "accelerators: [\n"})
     with pytest.raises(DataError) as error:
         build_database(good, db)
-    assert "broken.yml:2" in str(error.value.problems[0])
+    assert "broken.yml:1" in str(error.value.problems[0])
     assert db.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["kb.db", "kb.inspect.json"]
 

@@ -1,0 +1,115 @@
+"""The bad-input corpus: every fault is refused with its location, and the last
+good database survives byte for byte.
+
+Each folder of tests/bad_inputs/ is one case: its `data/` files are laid over
+the valid `_base/data/` (a file with the same path replaces the base one) and
+`expected.txt` lists the start of every problem line the build must print,
+`path:line: field:` and usually the beginning of the message. The build must
+print exactly those problems, no more.
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from etl.build import build_database
+from etl.cli import cli
+from etl.read import MAX_FILE_BYTES
+
+CORPUS = Path(__file__).parent / "bad_inputs"
+BASE = CORPUS / "_base" / "data"
+CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.txt").exists())
+
+# Every fault the issue lists, so deleting a case folder fails a test.
+REQUIRED = {
+    "malformed-yaml", "tabs", "duplicate-keys", "duplicate-slug-across-files", "wrong-types",
+    "negative-quantity", "zero-quantity", "unknown-unit", "wrong-dimension", "unknown-enum",
+    "forbidden-slug", "dangling-article-accelerator", "dangling-citation-source",
+    "dangling-offer-accelerator", "number-without-citation", "non-utf8", "empty-file",
+    "very-large-file", "alias-bomb", "python-object-tag", "several-faults",
+}
+
+
+def write_large_file(data):
+    """A valid-looking file just over the size limit: too big to commit."""
+    record = "  - {slug: filler, name: Filler, device_class: npu, status: announced, vendor: acme}\n"
+    count = MAX_FILE_BYTES // len(record) + 1
+    (data / "specs/accelerators/acme-x2.yml").write_text("accelerators:\n" + record * count)
+
+
+def write_deep_nesting(data):
+    """50,000 nested `[`: libyaml's C composer recursed until it segfaulted."""
+    (data / "specs/accelerators/acme-x2.yml").write_text("accelerators: " + "[" * 50_000)
+
+
+GENERATED = {"very-large-file": write_large_file, "deep-nesting": write_deep_nesting}
+
+
+def expected_lines(case):
+    lines = (CORPUS / case / "expected.txt").read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip() and not line.startswith("#")]
+
+
+def problem_lines(output):
+    """`path:line: field: message` lines, without the summary lines."""
+    return [line for line in output.splitlines() if line.startswith("data/")]
+
+
+def snapshot(folder):
+    """The database and its inspect file, byte for byte, and the name of every
+    file outside data/ (a leftover temporary file shows up; the build cache
+    may change, it is not the database)."""
+    names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                   if p.is_file() and "data" not in p.relative_to(folder).parts)
+    return names, (folder / "kb.db").read_bytes(), (folder / "kb.inspect.json").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def base_build(tmp_path_factory):
+    """The last good database, built once from the base data."""
+    folder = tmp_path_factory.mktemp("base")
+    build_database(BASE, folder / "kb.db")
+    return folder
+
+
+@pytest.fixture
+def workdir(tmp_path, base_build, monkeypatch):
+    """A folder with data/ and a good kb.db; the current folder, so problems read `data/...`."""
+    shutil.copytree(base_build, tmp_path, dirs_exist_ok=True)
+    shutil.copytree(BASE, tmp_path / "data")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_corpus_has_every_fault():
+    assert REQUIRED <= set(CASES)
+    assert set(GENERATED) <= set(CASES)
+
+
+def test_base_data_builds(workdir):
+    result = CliRunner().invoke(cli, ["build", "--data", "data", "--output", "fresh.db"])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_input_is_refused_at_its_location(case, workdir):
+    data = workdir / "data"
+    if (CORPUS / case / "data").exists():
+        shutil.copytree(CORPUS / case / "data", data, dirs_exist_ok=True)
+    if case in GENERATED:
+        GENERATED[case](data)
+    before = snapshot(workdir)
+
+    result = CliRunner().invoke(cli, ["build", "--data", "data", "--output", "kb.db"])
+
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    reported = problem_lines(result.stderr)
+    unmatched = list(reported)
+    for prefix in expected_lines(case):
+        match = next((line for line in unmatched if line.startswith(prefix)), None)
+        assert match, f"no problem starts with {prefix!r}; got:\n" + "\n".join(reported)
+        unmatched.remove(match)
+    assert not unmatched, "unexpected problems:\n" + "\n".join(unmatched)
+    assert snapshot(workdir) == before

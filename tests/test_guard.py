@@ -1,0 +1,193 @@
+"""Nothing writable, nothing that crashes: plugins/guard.py and the serving settings.
+
+Bad query strings get a 400 with a message; only GET and HEAD are answered;
+the database is immutable, SQL is limited in time and rows; every page carries
+security headers.
+"""
+
+import hashlib
+import logging
+
+import httpx
+import pytest
+from datasette import hookimpl
+from datasette.plugins import pm
+from datasette.utils.asgi import Response
+
+from etl.serve import make_datasette
+
+TABLE = "/computekb/accelerators"
+
+
+@pytest.mark.parametrize("query, names", [
+    ("memory_gb__gt=abc", "memory_gb__gt"),
+    ("memory_gb__gt=3TB/s", "memory_gb__gt"),
+    ("memory_bandwidth_gbs__lt=4.8 GB", "memory_bandwidth_gbs__lt"),
+    ("memory_gb__gt=9**9**9", "memory_gb__gt"),
+    ("memory_gb__isnull=abc", "memory_gb__isnull"),
+    ("memory_gb__in=80,96", "memory_gb__in"),
+    ("tdp_w__notin=700", "tdp_w__notin"),
+    ("_sort=no_such_column", "no_such_column"),
+    ("_sort_desc=no_such_column", "no_such_column"),
+    ("_sort=name&_sort_desc=name", "_sort_desc"),
+    ("_col=no_such_column", "_col"),
+    ("_nocol=slug", "_nocol"),
+    ("_col=name&_nocol=no_such_column", "_nocol"),
+    ("_facet=no_such_column", "no_such_column"),
+    ("_facet_array=vendor", "JSON"),
+    ("_through=not-json", "_through"),
+    ("_through={}", "_through"),
+    ('_through={"table": "no_such_table", "column": "x", "value": "y"}', "_through"),
+    ("_size=99999999999", "_size"),
+    ("_timelimit=abc", "_timelimit"),
+])
+async def test_bad_query_string_gets_400_with_a_message(client, query, names):
+    response = await client.get(f"{TABLE}.json?{query}")
+    assert response.status_code == 400, response.text
+    assert names in response.json()["error"]
+    page = await client.get(f"{TABLE}?{query}")
+    assert page.status_code == 400 and names in page.text
+
+
+async def test_unit_filters_keep_converting_units(client, conn):
+    """`?memory_bandwidth_gbs__gt=<x> TB/s` selects what `__gt=<1000x>` does."""
+    # Halfway between the two highest values: no row sits on the threshold.
+    first, second = [v for (v,) in conn.execute(
+        "select distinct memory_bandwidth_gbs from accelerators where memory_bandwidth_gbs is not null "
+        "order by 1 desc limit 2")]
+    threshold = (first + second) / 2
+
+    async def slugs(value):
+        response = await client.get(f"{TABLE}.json?_shape=array&_col=slug&_size=max&memory_bandwidth_gbs__gt={value}")
+        assert response.status_code == 200
+        return sorted(row["slug"] for row in response.json())
+
+    expected = sorted(slug for (slug,) in conn.execute(
+        "select slug from accelerators where memory_bandwidth_gbs > ?", (threshold,)))
+    assert expected
+    assert await slugs(f"{threshold / 1000}TB/s") == await slugs(threshold) == expected
+    assert await slugs(f"{threshold / 1000} TB/s") == expected
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE"])
+@pytest.mark.parametrize("path", [
+    "/", "/computekb", TABLE, f"{TABLE}/-/insert", f"{TABLE}/-/upsert", f"{TABLE}/-/drop", "/computekb/-/create",
+    "/-/upload", "/-/messages", "/-/dashboards", "/computekb.db",
+])
+async def test_nothing_but_get_and_head_is_answered(client, method, path):
+    response = await client.request(method, path, json={"row": {"slug": "x"}})
+    assert response.status_code == 405
+    assert response.headers["allow"] == "GET, HEAD"
+
+
+async def test_head_is_answered(client):
+    assert (await client.request("HEAD", TABLE)).status_code == 200
+
+
+def digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+async def test_database_is_immutable_and_refuses_writes(client, db_path):
+    before = digest(db_path)
+    databases = (await client.get("/-/databases.json")).json()
+    assert [d["is_mutable"] for d in databases if d["name"] == "computekb"] == [False]
+    for sql in ("insert into vendors (slug, name) values ('x', 'x')", "delete from accelerators",
+                "drop table accelerators", "update accelerators set name = 'x'",
+                "attach database ':memory:' as other", "pragma writable_schema = 1"):
+        response = await client.get("/computekb.json", params={"sql": sql})
+        assert 400 <= response.status_code < 500, sql
+    await client.post("/computekb", data={"sql": "delete from accelerators"})
+    assert digest(db_path) == before
+
+
+async def test_sql_time_and_row_limits_are_enforced(client):
+    settings = (await client.get("/-/settings.json")).json()
+    assert 0 < settings["sql_time_limit_ms"] <= 5000
+    assert 0 < settings["max_returned_rows"] <= 5000
+    endless = "with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c"
+    response = await client.get("/computekb.json", params={"sql": endless})
+    assert response.status_code == 400 and response.json()["title"] == "SQL Interrupted"
+    limit = settings["max_returned_rows"] * 3
+    many = f"with recursive c(x) as (select 1 union all select x + 1 from c limit {limit}) select x from c"
+    result = (await client.get("/computekb.json", params={"sql": many})).json()
+    assert result["truncated"] and len(result["rows"]) == settings["max_returned_rows"]
+
+
+def assert_security_headers(headers):
+    policy = headers["content-security-policy"]
+    for directive in ("default-src 'self'", "object-src 'none'", "base-uri 'self'", "frame-ancestors 'self'"):
+        assert directive in policy
+    assert "http" not in policy, "everything is served from this site: no CDN host is allowed"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] in ("no-referrer", "strict-origin-when-cross-origin", "same-origin")
+
+
+async def test_html_pages_carry_security_headers(client, conn):
+    (slug,) = conn.execute("select slug from accelerators order by slug limit 1").fetchone()
+    for path in ("/", "/computekb", TABLE, f"{TABLE}/{slug}", "/computekb?sql=select+1", "/no-such-page",
+                 f"{TABLE}?memory_gb__gt=abc", "/-/dashboards"):
+        response = await client.get(path)
+        assert response.headers["content-type"].startswith("text/html"), path
+        assert_security_headers(response.headers)
+
+
+def test_served_database_is_immutable_limited_and_guarded(server):
+    """`computekb serve` (the command line, not make_datasette) applies the same."""
+    databases = httpx.get(f"{server}/-/databases.json").json()
+    assert [d["is_mutable"] for d in databases if d["name"] == "computekb"] == [False]
+    settings = httpx.get(f"{server}/-/settings.json").json()
+    assert 0 < settings["sql_time_limit_ms"] <= 5000 and 0 < settings["max_returned_rows"] <= 5000
+    assert_security_headers(httpx.get(f"{server}{TABLE}").headers)
+    assert httpx.post(f"{server}{TABLE}", data={"x": "1"}).status_code == 405
+    assert httpx.get(f"{server}{TABLE}?memory_gb__gt=abc").status_code == 400
+
+
+class Broken:
+    """Test routes: one fails whatever the query string, one only because of it."""
+
+    __name__ = "test-broken-routes"  # Datasette lists plugins by module name
+
+    @staticmethod
+    async def always(request):
+        raise RuntimeError("a bug in the server")
+
+    @staticmethod
+    async def on_query(request):
+        return Response.text(str(int(request.args.get("n", "0"))))
+
+    @hookimpl
+    def register_routes(self):
+        return [(r"^/-/always-broken$", self.always), (r"^/-/broken-by-query$", self.on_query)]
+
+
+@pytest.fixture
+async def broken_client(db_path):
+    plugin = Broken()
+    pm.register(plugin, name=plugin.__name__)
+    try:
+        ds = make_datasette(db_path)
+        await ds.invoke_startup()
+        yield ds.client
+    finally:
+        pm.unregister(plugin)
+
+
+async def test_server_bugs_stay_500_and_query_errors_become_400(broken_client, caplog):
+    with caplog.at_level(logging.WARNING, logger="computekb.guard"):
+        real_bug = await broken_client.get("/-/always-broken?x=1")
+        bad_query = await broken_client.get("/-/broken-by-query?n=abc")
+    assert real_bug.status_code == 500
+    assert bad_query.status_code == 400 and "invalid literal for int()" in bad_query.text
+    levels = {record.levelname for record in caplog.records if record.name == "computekb.guard"}
+    assert levels == {"ERROR", "WARNING"}, "both are logged"
+
+
+async def test_row_url_with_too_few_keys_is_404(client, conn):
+    """Datasette 0.65 answered 500 for a one-key URL on a two-column primary key."""
+    tables = [name for (name,) in conn.execute("select name from sqlite_master where type = 'table'")]
+    compound = [t for t in tables if sum(1 for row in conn.execute(f"pragma table_info([{t}])") if row[5]) == 2]
+    assert compound
+    for table in compound:
+        response = await client.get(f"/computekb/{table}/1.json")
+        assert response.status_code == 404 and "comma-separated" in response.json()["error"]
