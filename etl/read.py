@@ -194,6 +194,10 @@ def yaml_error(error, text):
     return min(line, max(1, len(text.splitlines()))), reason  # the end of a file is on its last line
 
 
+def too_deep(path):
+    return Problem(path, 1, "-", "invalid YAML: nested too deeply")
+
+
 def parse_text(raw, path):
     """Parse one file's bytes; return (document, problems)."""
     if len(raw) > MAX_FILE_BYTES:
@@ -212,11 +216,13 @@ def parse_text(raw, path):
         return None, [Problem(path, line, key_on_line(text, line), error.message)]
     except yaml.YAMLError as error:
         line, reason = yaml_error(error, text)
+        if "maximum nesting depth" in reason:  # PyYAML 6.0.4+ stops deep nesting itself
+            return None, [too_deep(path)]
         if "\t" in "".join(text.splitlines()[line - 1 : line]):
             reason += " (tabs cannot indent YAML; use spaces)"
         return None, [Problem(path, line, key_on_line(text, line), f"invalid YAML: {reason}")]
     except RecursionError:
-        return None, [Problem(path, 1, "-", "invalid YAML: nested too deeply")]
+        return None, [too_deep(path)]
     finally:
         loader.dispose()
     problems = [Problem(path, line, key, "duplicate key in the same mapping (YAML would silently keep the last one)")
