@@ -88,3 +88,14 @@ async def test_tag_facet_selection_filters_rows(client, conn):
     rows = (await client.get(f"/computekb/articles.json?accelerator_tags__arraycontains={accelerator}"
                              "&_shape=array&_size=max")).json()
     assert len(rows) == count
+
+
+async def test_home_page_links_every_entry_point(client):
+    html = (await client.get("/")).text
+    for href in ("/computekb/accelerators?", "/-/compare", "/-/dashboards/accelerator-landscape",
+                 "/-/dashboards/article-catalog", "/computekb/what-fits", "/computekb/articles",
+                 "/computekb/search-articles", "/computekb/citations"):
+        assert f'href="{href}' in html, href
+    for path in ("/-/compare", "/-/dashboards/accelerator-landscape", "/computekb/what-fits",
+                 "/computekb/search-articles"):
+        assert (await client.get(path)).status_code == 200, path
