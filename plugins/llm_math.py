@@ -8,8 +8,12 @@ NULL in gives NULL out: a model with an unknown figure yields an unknown
 answer, never a made-up one. A nonsensical argument raises ValueError. sqlite
 only reports "user-defined function raised exception" for that, so the SQL
 wrapper remembers the message and `startup` makes Datasette show it instead.
+
+`raise_error(message)` lets a canned query refuse its parameters the same way:
+Datasette answers HTTP 400 with the message (`asgi_wrapper` does it for CSV).
 """
 
+import contextvars
 import functools
 import inspect
 import math
@@ -31,7 +35,8 @@ BLOCK_SCALED = {  # slug: (element bits, block size, scale bits)
     "mxfp8": (8, 32, 8), "mxfp6": (6, 32, 8), "mxfp4": (4, 32, 8), "nvfp4": (4, 16, 8),
 }
 
-_failure = threading.local()  # message of the last failing call, per SQL thread
+_failure = threading.local()  # error of the last failing call, per SQL thread
+_refusal = contextvars.ContextVar("refusal", default=None)  # message of raise_error in this request
 
 
 def nullable(fn):
@@ -140,13 +145,31 @@ FUNCTIONS = (weights_gb, bits_per_weight, kv_cache_gb, kv_cache_mla_gb, kv_cache
              decode_tokens_per_s, accelerators_needed)
 
 
+class Refusal(sqlite3.OperationalError):
+    """A query stopped by raise_error: its parameters were refused."""
+
+
+def raise_error(message):
+    """SQL `raise_error(message)`: stop the query with `message`; NULL stops nothing and gives 1.
+
+    A canned query passes `group_concat(error, '; ')` of what is wrong with its
+    parameters, NULL when nothing is. Datasette answers the failed query with
+    HTTP 400: its query page with the form and the message, or
+    {"ok": false, "error": message} in JSON.
+    """
+    if message is None:
+        return 1
+    _failure.error = Refusal(str(message))
+    raise ValueError(message)
+
+
 def reporting(fn):
     """The SQL version of `fn`: remembers the message of a ValueError for `explain_errors`."""
     def sql_function(*args):
         try:
             return fn(*args)
         except ValueError as error:
-            _failure.message = f"{fn.__name__}(): {error}"
+            _failure.error = sqlite3.OperationalError(f"{fn.__name__}(): {error}")
             raise
     return sql_function
 
@@ -159,27 +182,33 @@ def arity(fn):
 def prepare_connection(conn):
     for fn in FUNCTIONS:
         conn.create_function(fn.__name__, arity(fn), reporting(fn), deterministic=True)
+    conn.create_function("raise_error", 1, raise_error, deterministic=True)
 
 
 def explain_errors(database):
     """Replace sqlite's generic function error by the message the function gave.
 
     Datasette runs each query in a worker thread and shows str(error) with a
-    400; the failing function stored its message in that same thread, so the
-    wrapper around the threaded call can swap the text before Datasette sees it.
+    400; the failing function stored its error in that same thread, so the
+    wrapper around the threaded call can swap it in before Datasette sees it.
+    A refusal is also noted for the request, which `refusing` reads.
     """
     execute_fn = database.execute_fn
 
     async def execute_fn_explained(fn):
         def explained(conn):
-            _failure.message = None
+            _failure.error = None
             try:
                 return fn(conn)
             except sqlite3.OperationalError as error:
-                if str(error) == GENERIC_ERROR and _failure.message:
-                    raise sqlite3.OperationalError(_failure.message) from error
+                if str(error) == GENERIC_ERROR and _failure.error:
+                    raise _failure.error from error
                 raise
-        return await execute_fn(explained)
+        try:
+            return await execute_fn(explained)
+        except Refusal as refusal:
+            _refusal.set(str(refusal))
+            raise
 
     database.execute_fn = execute_fn_explained
 
@@ -188,3 +217,38 @@ def explain_errors(database):
 def startup(datasette):
     for database in datasette.databases.values():
         explain_errors(database)
+
+
+def refusing(send):
+    """`send` for a CSV response: a refused query gets 400 and the message as
+    plain text instead of the CSV (whatever type `_trace` asked for)."""
+    refused = False
+
+    async def send_or_refuse(event):
+        nonlocal refused
+        if event["type"] == "http.response.start" and _refusal.get() is not None:
+            refused = True
+            headers = [(name, value) for name, value in event.get("headers", [])
+                       if name.lower() not in (b"content-type", b"content-length")]
+            await send(dict(event, status=400, headers=headers + [(b"content-type", b"text/plain; charset=utf-8")]))
+            await send({"type": "http.response.body", "body": (_refusal.get() + "\n").encode()})
+        elif not refused:  # the rest of Datasette's (empty) CSV
+            await send(event)
+    return send_or_refuse
+
+
+@hookimpl
+def asgi_wrapper():
+    """Datasette 0.65 answers the CSV of a failed query with 200 and an empty
+    body; a refused canned query must say what is wrong, in CSV too."""
+    def wrap(app):
+        async def csv_refusals(scope, receive, send):
+            if scope["type"] != "http":
+                return await app(scope, receive, send)
+            token = _refusal.set(None)  # a request may run inside another (datasette.client)
+            try:
+                await app(scope, receive, refusing(send) if scope["path"].endswith(".csv") else send)
+            finally:
+                _refusal.reset(token)
+        return csv_refusals
+    return wrap
