@@ -5,18 +5,22 @@
 
 For each N it generates synthetic data (bench/generate.py) under --out and
 times, each in its own process (so peak memory is that process's ru_maxrss,
-its worker processes included), best of --repeat runs:
+its worker processes included), the best of --rounds runs. The rounds go
+through every measurement in turn, so a slow spell of a shared machine hits
+them all alike rather than one of them.
 
   parse ceiling   yaml.load(..., Loader=yaml.CSafeLoader) of every file, nothing else
-  parse           our read stage alone (line tracking, duplicate keys), one process
-  validate        our validate stage alone, on the parsed records
-  transform+load  transform, load (indexes, full-text search) and inspect file
-  load ceiling    raw sqlite3 executemany of the same rows into bare tables
+  parse           our read stage alone (line tracking, duplicate keys)
+  validate        our validate stage alone, on the parsed records, checks across files included
+  transform+load  transform, load (staging, indexes, full-text search) and inspect file
+  load ceiling    raw sqlite3 executemany of the rows of the built database into bare tables
   build, 1 / 2    `build_database` without the cache, on 1 and on 2 processes
-  yaml-to-sqlite  its CLI loading the same records, one YAML list per table
+  yaml-to-sqlite  its CLI loading the same records, one YAML list per table (one run)
 
-then a rebuild after one file changed, on a data set of --rebuild-records
-records (about 10,000 files), with the parse cache warm.
+Every measurement but `build, 2 processes` runs pinned to one core (sched
+affinity), so "one core" holds even if a library used threads. Then a rebuild
+after one file changed, on a data set of --rebuild-records records (about
+10,000 files), with the parse cache warm.
 """
 
 import argparse
@@ -39,6 +43,7 @@ KINDS = ("ceiling", "parse", "validate", "load", "load_ceiling", "build1", "buil
 LABELS = {"ceiling": "parse ceiling (C loader)", "parse": "parse (our read stage)", "validate": "validate",
           "load": "transform+load", "load_ceiling": "load ceiling (executemany)", "build1": "full build, 1 process",
           "build2": "full build, 2 processes", "yaml_to_sqlite": "yaml-to-sqlite", "rebuild": "rebuild, 1 file changed"}
+BOTH_CORES = {"build2"}
 
 
 def peak_mb():
@@ -64,10 +69,14 @@ def parsed(data):
 
 
 def validated(data):
-    from etl.build import check
-    rows, citations, problems, *_ = check(data, workers=1)
-    assert not problems, problems[:3]
-    return rows, citations
+    """Each file's validated rows and citations, checked across files."""
+    from etl.validate import CrossCheck, file_keys, validate_records
+    results, cross = [validate_records(records) for records, _ in parsed(data)], CrossCheck()
+    for rows, partial, citations, problems in results:
+        assert not problems, problems[:3]
+        cross.add(*file_keys(rows, partial, citations))
+    assert not cross.problems()
+    return [(rows, citations) for rows, _, citations, _ in results]
 
 
 def setup_and_run(kind, data, out):
@@ -84,19 +93,25 @@ def setup_and_run(kind, data, out):
         per_file = [records for records, _ in parsed(data)]
 
         def run():
-            results = [validate.validate_records(records) for records in per_file]
-            rows, partial, citations, _ = ([x for r in results for x in r[i]] for i in range(4))
-            return validate.check_across(rows, partial, citations)
+            cross = validate.CrossCheck()
+            for records in per_file:
+                rows, partial, citations, _ = validate.validate_records(records)
+                cross.add(*validate.file_keys(rows, partial, citations))
+            return cross.problems()
         return run
     if kind == "load":
-        rows, citations = validated(data)
+        per_file = validated(data)
 
         def run():
-            load.load(transform.transform(rows, citations), out)
+            with load.Stage(out) as stage:
+                for rows, citations in per_file:
+                    stage.add(transform.file_tables(rows, citations))
+                transform.cross_file_columns(stage)
+                stage.finish({"data_release": "-", "data_hash": "-", "built_at": "-", "files": 0, "records": 0})
             build.write_inspect(out, out, out.with_suffix(".json"))
         return run
     if kind == "load_ceiling":
-        tables = transform.transform(*validated(data))
+        tables = built_rows(data, out)
         return lambda: raw_load(tables, out)
     if kind in ("build1", "build2"):
         return lambda: build.build_database(data, out, cache=False, workers=int(kind[-1]))
@@ -106,16 +121,23 @@ def setup_and_run(kind, data, out):
     raise ValueError(kind)
 
 
+def built_rows(data, out):
+    """{table: rows} of the database the build makes of `data`, full-text index tables left out."""
+    from etl.build import build_database
+    build_database(data, out, cache=False, workers=1)
+    with sqlite3.connect(out) as conn:
+        names = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                            "AND name NOT LIKE '%fts%' AND name NOT LIKE 'sqlite_%'")]
+        return {name: conn.execute(f"SELECT * FROM [{name}]").fetchall() for name in names}
+
+
 def raw_load(tables, out):
-    """The rows `load` writes (the columns of schema.py, link tables as they are), into bare tables."""
-    from etl.schema import TABLES_BY_NAME
+    """The same rows into bare tables: no types, keys or indexes."""
     conn = sqlite3.connect(out)
     for name, rows in tables.items():
         if rows:
-            columns = [f.name for f in TABLES_BY_NAME[name].columns] if name in TABLES_BY_NAME else list(rows[0])
-            conn.execute(f"CREATE TABLE [{name}] ({', '.join(f'[{c}]' for c in columns)})")
-            conn.executemany(f"INSERT INTO [{name}] VALUES ({', '.join('?' * len(columns))})",
-                             [tuple(row.get(c) for c in columns) for row in rows])
+            conn.execute(f"CREATE TABLE [{name}] ({', '.join(f'c{i}' for i in range(len(rows[0])))})")
+            conn.executemany(f"INSERT INTO [{name}] VALUES ({', '.join('?' * len(rows[0]))})", rows)
     conn.commit()
     conn.close()
 
@@ -148,6 +170,8 @@ def yaml_to_sqlite(folder, out):
 
 def measure(kind, data, out):
     """Child process: set up, time the run, print one JSON line."""
+    if kind not in BOTH_CORES:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     out = Path(out)
     run = setup_and_run(kind, data, out)
     for leftover in (out, out.with_suffix(".json")):
@@ -165,9 +189,14 @@ def child(kind, data, out):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def best(kind, data, out, repeat):
-    runs = [child(kind, data, out) for _ in range(repeat)]
-    return min(runs, key=lambda r: r["seconds"])
+def best_of_rounds(kinds, data, work, n, rounds):
+    """{kind: the fastest of `rounds` runs}, the rounds interleaved; yaml-to-sqlite runs once."""
+    runs = {kind: [] for kind in kinds}
+    for round_ in range(rounds):
+        for kind in kinds:
+            if kind != "yaml_to_sqlite" or round_ == 0:
+                runs[kind].append(child(kind, data, work / f"{kind}-{n}.db"))
+    return {kind: min(results, key=lambda r: r["seconds"]) for kind, results in runs.items()}
 
 
 def rebuild(records, work, repeat):
@@ -201,10 +230,20 @@ def report_size(n, results, files, yaml_mb):
         print(f"  goal: yaml-to-sqlite / build = {results['yaml_to_sqlite']['seconds'] / min(one, two):.1f} (>= 5)")
 
 
+def report_memory(by_size):
+    """Peak memory of the 1-process build against N, beside the database's own size."""
+    (small, first), (large, last) = by_size[0], by_size[-1]
+    grown = (last["build1"]["peak_mb"] - first["build1"]["peak_mb"]) * 1e3 / (large - small)
+    database = last["build1"]["db_mb"] * 1e3 / large
+    print(f"\npeak memory of the build, 1 process: {first['build1']['peak_mb']:.0f} MB at N = {small:,}, "
+          f"{last['build1']['peak_mb']:.0f} MB at N = {large:,}: {grown:.2f} KB per added record "
+          f"(the database: {database:.2f} KB per record)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000", help="Comma-separated record counts.")
-    parser.add_argument("--repeat", type=int, default=3, help="Runs per measurement; the best is kept.")
+    parser.add_argument("--rounds", type=int, default=3, help="Runs per measurement, interleaved; the best is kept.")
     parser.add_argument("--rebuild-records", type=int, default=25000, help="Records of the rebuild data set (about 10,000 files).")
     parser.add_argument("--no-yaml-to-sqlite", action="store_true", help="Skip yaml-to-sqlite (minutes at 100k records).")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="Work folder (synthetic data, databases).")
@@ -216,18 +255,18 @@ def main():
         return measure(args.measure, args.data, args.db)
     work = args.out
     print(f"{os.cpu_count()} cores; load average before: {os.getloadavg()[0]:.2f}")
+    kinds = [k for k in KINDS if not (k == "yaml_to_sqlite" and args.no_yaml_to_sqlite)]
+    by_size = []
     for n in (int(s) for s in args.sizes.split(",")):
         data = generate(work / f"data-{n}", n)
         files = list(data.rglob("*.yml"))
-        results = {}
-        for kind in KINDS:
-            if kind == "yaml_to_sqlite" and args.no_yaml_to_sqlite:
-                continue
-            repeat = 1 if kind == "yaml_to_sqlite" else args.repeat
-            results[kind] = best(kind, data, work / f"{kind}-{n}.db", repeat)
+        results = best_of_rounds(kinds, data, work, n, args.rounds)
         report_size(n, results, len(files), sum(f.stat().st_size for f in files) / 1e6)
+        by_size.append((n, results))
         shutil.rmtree(work / f"yaml_to_sqlite-{n}.yml.d", ignore_errors=True)
-    seconds, files = rebuild(args.rebuild_records, work, args.repeat)
+    if len(by_size) > 1:
+        report_memory(by_size)
+    seconds, files = rebuild(args.rebuild_records, work, args.rounds)
     print(f"\n{LABELS['rebuild']} among {files:,} files ({args.rebuild_records:,} records), cache warm: {seconds:.2f} s (goal < 2 s)")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 

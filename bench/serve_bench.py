@@ -3,22 +3,27 @@
     python bench/serve_bench.py                  # synthetic 100k-record database
     python bench/serve_bench.py --records 10000 --requests 30
 
-Both servers run on loopback ports of this machine, started here and stopped at
-the end: ours with exactly the options of `computekb serve` (metadata, plugins,
-templates, settings, inspect file), the other with `datasette -i DB` alone. The
-same requests go to both, alternately, so background load hits both alike:
---requests per page per server after --warmup, and never longer than
---deadline seconds in all. Prints p50 and p95 per page and the ratio of p50s.
-Pages that only this project has (compare, dashboard) have no ratio.
+Three servers run on loopback ports of this machine, started here and stopped
+at the end: `computekb` with exactly the options of `computekb serve`
+(metadata, plugins, templates, settings, inspect file); `no extras`, the same
+without what row pages add (plugins/cite.py and the row templates: the
+citation block and the sources of every value); `plain`, `datasette -i DB`
+alone. The same requests go to all three in turn, so background load hits them
+alike: --requests per page per server after --warmup, and never longer than
+--deadline seconds in all. Prints p50 and p95 per page and server, and the
+ratio of each p50 to plain's. Pages that only this project has (compare,
+dashboard) have no ratio.
 """
 
 import argparse
 import os
+import shutil
 import socket
 import sqlite3
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -58,6 +63,18 @@ def start(args):
 def ours(db):
     args = datasette_args(db, "127.0.0.1", 0)
     return args[:args.index("--host")] + args[args.index("--port") + 2:]
+
+
+ROW_EXTRAS = {"plugins": ["cite.py"], "templates": ["_cite.html", "row-computekb-accelerators.html", "row-computekb-articles.html"]}
+
+
+def without_row_extras(db, work):
+    """`ours`, with copies of the plugins and templates folders that leave out what row pages add."""
+    args = ours(db)
+    for option, folder in (("--plugins-dir", "plugins"), ("--template-dir", "templates")):
+        copy = shutil.copytree(ROOT / folder, work / folder, ignore=shutil.ignore_patterns(*ROW_EXTRAS[folder], "__pycache__"))
+        args[args.index(option) + 1] = str(copy)
+    return args
 
 
 def pages(db):
@@ -107,19 +124,21 @@ def run(servers, paths, requests, warmup, deadline):
 
 
 def report(times, statuses, servers):
+    """One line per page: p50 and p95 of each server, then each p50 over plain's (the last server)."""
     names = list(servers)
-    print(f"{'page':30} " + " ".join(f"{n + ' p50':>12} {n + ' p95':>12}" for n in names) + f" {'p50 ratio':>10}")
+    print(f"{'page':30} " + " ".join(f"{n + ' p50':>15} {n + ' p95':>15}" for n in names)
+          + " " + " ".join(f"{n + '/' + names[-1]:>20}" for n in names[:-1]))
     for page, by_server in times.items():
         cells, p50 = [], {}
         for name in names:
             values = by_server[name]
             if statuses[page].get(name) != 200 or not values:
-                cells.append(f"{'HTTP ' + str(statuses[page].get(name)):>12} {'':>12}")
+                cells.append(f"{'HTTP ' + str(statuses[page].get(name)):>15} {'':>15}")
                 continue
             p50[name] = percentile(values, 50) * 1000
-            cells.append(f"{p50[name]:10.1f}ms {percentile(values, 95) * 1000:10.1f}ms")
-        ratio = f"{p50[names[0]] / p50[names[1]]:10.2f}" if len(p50) == 2 else f"{'-':>10}"
-        print(f"{page:30} " + " ".join(cells) + " " + ratio)
+            cells.append(f"{p50[name]:13.1f}ms {percentile(values, 95) * 1000:13.1f}ms")
+        ratios = [f"{p50[n] / p50[names[-1]]:20.2f}" if n in p50 and names[-1] in p50 else f"{'-':>20}" for n in names[:-1]]
+        print(f"{page:30} " + " ".join(cells) + " " + " ".join(ratios))
 
 
 def database(records, work):
@@ -140,19 +159,21 @@ def main():
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="Work folder.")
     args = parser.parse_args()
     db = args.db or database(args.records, args.out)
-    processes = []
-    try:
-        for args_ in (ours(db), ["serve", "-i", str(db)]):
-            processes.append(start(args_))
-        servers = {"computekb": processes[0][1], "plain": processes[1][1]}
-        print(f"{db}: {db.stat().st_size / 1e6:.0f} MB; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
-        times, statuses = run(servers, pages(db), args.requests, args.warmup, args.deadline)
-        report(times, statuses, servers)
-    finally:
-        for process, _ in processes:
-            process.terminate()
-            process.wait(10)
-
+    with tempfile.TemporaryDirectory() as work:  # the `no extras` plugins and templates, read while serving
+        configurations = {"computekb": ours(db), "no extras": without_row_extras(db, Path(work)),
+                          "plain": ["serve", "-i", str(db)]}
+        processes = []
+        try:
+            for name, args_ in configurations.items():
+                processes.append((name, *start(args_)))
+            servers = {name: url for name, _, url in processes}
+            print(f"{db}: {db.stat().st_size / 1e6:.0f} MB; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
+            times, statuses = run(servers, pages(db), args.requests, args.warmup, args.deadline)
+            report(times, statuses, servers)
+        finally:
+            for _, process, _ in processes:
+                process.terminate()
+                process.wait(10)
 
 if __name__ == "__main__":
     main()

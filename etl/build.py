@@ -12,24 +12,29 @@ import hashlib
 import json
 import multiprocessing
 import os
+import pickle
 import time
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 from datasette.inspect import inspect_hash
 from tqdm import tqdm
 
 from .cache import FileCache, cache_path, file_key
-from .load import load, table_counts
+from .load import Stage, table_counts
 from .problems import DataError, Problem
-from .read import data_files, read_bytes
-from .transform import transform
-from .validate import check_across, validate_records
+from .read import read_bytes, yaml_paths
+from .transform import cross_file_columns, file_tables
+from .validate import CrossCheck, file_keys, validate_records
 
 
-def display_path(path):
-    """`data/specs/x.yml` rather than an absolute path, when under the current folder."""
-    path, cwd = os.path.abspath(path), os.path.join(os.getcwd(), "")
+def display_path(path, cwd=None):
+    """`data/specs/x.yml` rather than an absolute path, when under the current
+    folder (`cwd`, ending with a slash: given when showing many paths)."""
+    cwd = cwd or os.path.join(os.getcwd(), "")
+    path = os.path.normpath(os.path.join(cwd, path))  # os.path.abspath, without asking for the current folder again
     return path[len(cwd):] if path.startswith(cwd) else path
 
 
@@ -52,67 +57,136 @@ def gc_paused(function):
     return paused
 
 
-PARALLEL_MIN_FILES = 1000  # fewer files to read: starting worker processes costs more than it saves
+PARALLEL_MIN_FILES = 1000  # fewer files: starting worker processes costs more than it saves
 CHUNK_FILES = 64          # files per task sent to a worker
+CHUNKS_AHEAD = 3          # tasks queued per worker: keeps them busy, bounds the memory of files in flight
+
+
+class FileResult(NamedTuple):
+    """All the build needs of one file, computed from that file alone (so cached and parallel)."""
+
+    tables: dict    # rows for every table (transform.file_tables)
+    slugs: list     # for the checks across files (validate.file_keys)
+    refs: list
+    problems: list
+    records: int
+    citations: int
 
 
 def read_and_validate(item):
-    """One file on its own: (rows, partial rows, citations, problems)."""
+    """One file on its own: read, validate and transform it into its FileResult."""
     shown, raw = item
     records, problems = read_bytes(raw, shown)
     rows, partial, citations, more = validate_records(records)
-    return rows, partial, citations, problems + more
+    slugs, refs = file_keys(rows, partial, citations)
+    return FileResult(file_tables(rows, citations), slugs, refs, problems + more, len(rows), len(citations))
 
 
 def read_chunk(items):
-    return [read_and_validate(item) for item in items]
+    """In a worker: the pickled results of a few files (pickled once, and stored as such in the cache)."""
+    return [pickle.dumps(read_and_validate(item), pickle.HIGHEST_PROTOCOL) for item in items]
 
 
-def read_many(items, workers, progress):
-    """Results of `items`, in order: on `workers` processes when there are enough files."""
-    workers = workers or os.cpu_count() or 1
-    if workers < 2 or len(items) < PARALLEL_MIN_FILES:
-        for item in items:
-            result = read_and_validate(item)
-            progress.update(1)
-            yield result
-        return
-    chunks = [items[i:i + CHUNK_FILES] for i in range(0, len(items), CHUNK_FILES)]
+def file_items(files, digest):
+    """(shown path, bytes) of each file in turn; `digest` takes in every path and byte."""
+    cwd = os.path.join(os.getcwd(), "")
+    for path in files:
+        with open(path, "rb", buffering=0) as file:
+            shown, raw = display_path(path, cwd), file.readall()
+        digest.update(shown.encode() + b"\0")
+        digest.update(raw)  # not concatenated: no copy of the file's bytes
+        digest.update(b"\0")
+        yield shown, raw
+
+
+def start_pool(workers):
     # fork: the workers start with every module already imported.
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-    with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=context) as pool:
-        for results in pool.map(read_chunk, chunks):
-            progress.update(len(results))
-            yield from results
+    return ProcessPoolExecutor(workers, mp_context=context)
 
 
-def read_all(files, cache_file=None, workers=None, progress=None):
-    """Read and validate every file on its own, through the cache; return (results in file order, data hash)."""
-    digest, items, keys = hashlib.sha256(), [], []
-    for path in files:
-        shown, raw = display_path(path), Path(path).read_bytes()
-        digest.update(shown.encode() + b"\0" + raw + b"\0")
-        items.append((shown, raw))
-        keys.append(file_key(shown, raw))
-    with FileCache(cache_file) as cache, (progress or functools.partial(tqdm, disable=True))(total=len(files)) as bar:
-        results = [cache.get(key) for key in keys]
-        missing = [i for i, result in enumerate(results) if result is None]
-        bar.update(len(files) - len(missing))
-        for i, result in zip(missing, read_many([items[i] for i in missing], workers, bar)):
-            results[i] = result
-        cache.save({keys[i]: results[i] for i in missing}, keys)
-    return results, digest.hexdigest()
+def file_results(files, digest, cache, workers=None):
+    """The FileResult of every file, in file order: from the cache, else computed.
+
+    With enough files and `workers` > 1 (default: one per core), runs of files
+    not in the cache go to worker processes, CHUNK_FILES at a time and a few
+    chunks ahead, while this process stores the results that come back. A lone
+    changed file is read here: starting the workers would cost more.
+    """
+    workers = workers or os.cpu_count() or 1
+    batch = CHUNK_FILES if workers > 1 and len(files) >= PARALLEL_MIN_FILES else 1
+    slots, chunk, pool = deque(), [], None  # slots: results (or a worker's future) in file order
+    try:
+        for shown, raw in file_items(files, digest):
+            key = file_key(shown, raw)
+            cached = cache.get(key)
+            if cached is None:
+                chunk.append((key, (shown, raw)))
+            if chunk and (cached is not None or len(chunk) == batch):
+                if pool is None and len(chunk) == CHUNK_FILES:
+                    pool = start_pool(workers)
+                slots.append(run(chunk, pool, cache))
+                chunk = []
+            if cached is not None:
+                slots.append([cached])
+            yield from take(slots, cache, block=len(slots) > CHUNKS_AHEAD * workers)
+        if chunk:
+            slots.append(run(chunk, pool, cache))
+        while slots:
+            yield from take(slots, cache, block=True)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
+
+def run(chunk, pool, cache):
+    """Results of a chunk of (key, item): computed here, or (keys, a worker's future)."""
+    if pool is not None:
+        return [key for key, _ in chunk], pool.submit(read_chunk, [item for _, item in chunk])
+    results = [read_and_validate(item) for _, item in chunk]
+    for (key, _), result in zip(chunk, results):
+        cache.put(key, result)
+    return results
+
+
+def take(slots, cache, block):
+    """Yield the results at the head of `slots` that are ready (waiting for the first one if `block`)."""
+    while slots and (block or isinstance(slots[0], list) or slots[0][1].done()):
+        head = slots.popleft()
+        block = False
+        if isinstance(head, tuple):
+            keys, future = head
+            head = []
+            for key, blob in zip(keys, future.result()):
+                head.append(pickle.loads(blob))
+                cache.put(key, head[-1], blob)
+        yield from head
+
+
+def no_progress(total):
+    return tqdm(total=total, disable=True)
 
 
 @gc_paused
-def check(data_dir, cache_file=None, workers=None, progress=None):
-    """Read and validate; return (rows, citations, problems, data hash, file count)."""
-    files = data_files(data_dir)
+def check(data_dir, cache_file=None, workers=None, progress=None, stage=None):
+    """Read and validate every file; return (records, citations, problems, data hash, file count).
+
+    `stage` (a load.Stage) receives each file's rows as they come.
+    """
+    files = yaml_paths(data_dir)
     if not files:
-        return [], [], [Problem(str(data_dir), 1, "-", "no data files (*.yml) found")], None, 0
-    results, data_hash = read_all(files, cache_file, workers, progress)
-    rows, partial, citations, problems = ([x for result in results for x in result[part]] for part in range(4))
-    return rows, citations, problems + check_across(rows, partial, citations), data_hash, len(files)
+        return 0, 0, [Problem(str(data_dir), 1, "-", "no data files (*.yml) found")], None, 0
+    digest, cross, problems, records, citations = hashlib.sha256(), CrossCheck(), [], 0, 0
+    with FileCache(cache_file) as cache, (progress or no_progress)(total=len(files)) as bar:
+        for result in file_results(files, digest, cache, workers):
+            problems += result.problems
+            cross.add(result.slugs, result.refs)
+            records += result.records
+            citations += result.citations
+            if stage is not None:
+                stage.add(result.tables)
+            bar.update(1)
+    return records, citations, problems + cross.problems(), digest.hexdigest(), len(files)
 
 
 def inspect_path(db_path):
@@ -145,23 +219,24 @@ def build_database(data_dir, output, cache=True, workers=None, progress=None):
     context manager with `update(files)`, such as tqdm.
     """
     started = time.perf_counter()
-    rows, citations, problems, data_hash, files = check(data_dir, cache_path(output) if cache else None, workers, progress)
-    if problems:
-        raise DataError(problems)
-    tables = transform(rows, citations)
-    tables["release"] = [{
-        "data_release": data_hash[:12], "data_hash": data_hash,
-        "built_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "files": files, "records": len(rows),
-    }]
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp_db = output.with_name(f".{output.name}.{os.getpid()}.tmp")
     tmp_inspect = output.with_name(f".{output.name}.{os.getpid()}.inspect.tmp")
     try:
-        load(tables, tmp_db)
+        with Stage(tmp_db) as stage:
+            records, _, problems, data_hash, files = check(data_dir, cache_path(output) if cache else None,
+                                                           workers, progress, stage)
+            if problems:
+                raise DataError(problems)
+            cross_file_columns(stage)
+            stage.finish({
+                "data_release": data_hash[:12], "data_hash": data_hash,
+                "built_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "files": files, "records": records,
+            })
         write_inspect(tmp_db, output, tmp_inspect)
-        fsync(tmp_db)  # load() does not sync: the rename below must not expose a half-written file
+        fsync(tmp_db)  # the new file is written without syncs: the rename below must not expose a half-written file
         os.replace(tmp_db, output)
         os.replace(tmp_inspect, inspect_path(output))
     finally:

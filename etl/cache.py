@@ -1,7 +1,7 @@
 """Per-file cache of parsed and validated data, so a rebuild re-reads only what changed.
 
-A file's result (its validated rows, partial rows, citations and problems)
-depends only on its content, its displayed path and the code that read it. The
+A file's result (its rows ready for the tables, its slugs and references for
+the checks across files, its problems) depends only on its content, its displayed path and the code that read it. The
 cache keys each result by a hash of the first two, and the whole cache by a
 hash of the code (every `etl/*.py` and the versions of the libraries that parse
 and validate): change either and the entry is simply not found. Results are
@@ -34,7 +34,9 @@ def code_version():
 
 def file_key(display_path, raw):
     """The key of one file's result: its path as shown in problems, and its content."""
-    return hashlib.sha256(display_path.encode() + b"\0" + raw).digest()
+    digest = hashlib.sha256(display_path.encode() + b"\0")
+    digest.update(raw)  # not concatenated: no copy of the file's bytes
+    return digest.digest()
 
 
 def cache_path(output):
@@ -46,13 +48,18 @@ def cache_path(output):
 class FileCache:
     """Results by file key, for one code version; used as a context manager.
 
-    With no path it caches nothing (`computekb validate`, `build --no-cache`).
+    Entries are read one at a time and new ones written as they come, in one
+    transaction committed on a clean exit (then the entries of files that are
+    gone are dropped); memory holds only the keys. With no path it caches
+    nothing (`computekb validate`, `build --no-cache`).
     """
+
+    FLUSH = 256  # new entries buffered before they are written
 
     def __init__(self, path=None):
         self.path = None if path is None else Path(path)
-        self.entries = {}
         self.conn = None
+        self.known, self.used, self.new = set(), set(), []
 
     def __enter__(self):
         if self.path is None:
@@ -61,30 +68,53 @@ class FileCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(self.path, timeout=30)
             self.conn.execute("CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, code TEXT, result BLOB)")
-            self.entries = dict(self.conn.execute("SELECT key, result FROM results WHERE code = ?", (code_version(),)))
+            self.known = {key for (key,) in self.conn.execute("SELECT key FROM results WHERE code = ?", (code_version(),))}
         except (OSError, sqlite3.Error):
             self.discard()
         return self
 
     def get(self, key):
         """The cached result, or None (missing, or unreadable: then it is recomputed)."""
-        blob = self.entries.get(key)
-        try:
-            return None if blob is None else pickle.loads(blob)
-        except Exception:  # noqa: BLE001 - any damage to an entry only means a miss
+        if self.conn is None:
             return None
+        self.used.add(key)
+        if key not in self.known:
+            return None
+        try:
+            (blob,) = self.conn.execute("SELECT result FROM results WHERE key = ?", (key,)).fetchone()
+            return pickle.loads(blob)
+        except sqlite3.Error:
+            self.discard()
+        except Exception:  # noqa: BLE001 - any damage to an entry only means a miss
+            pass
+        return None
 
-    def save(self, new, used):
-        """Store `new` {key: result}; drop every entry not in `used` (the current files)."""
-        if self.conn is None or not new and set(self.entries) <= set(used):
+    def put(self, key, result, blob=None):
+        """Store a new result (`blob`: its pickle, when the caller has it already)."""
+        if self.conn is None:
+            return
+        self.new.append((key, code_version(), blob or pickle.dumps(result, pickle.HIGHEST_PROTOCOL)))
+        if len(self.new) >= self.FLUSH:
+            self.write()
+
+    def write(self):
+        try:
+            self.conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?)", self.new)
+        except sqlite3.Error:
+            self.discard()
+        self.new = []
+
+    def finish(self):
+        """Write what is left and drop every entry not used by this build (files gone, older code)."""
+        if self.new:
+            self.write()
+        if self.conn is None or self.known <= self.used and not self.conn.in_transaction:
             return
         try:
             with self.conn:
                 self.conn.execute("CREATE TEMP TABLE used (key BLOB PRIMARY KEY)")
-                self.conn.executemany("INSERT OR IGNORE INTO used VALUES (?)", ((k,) for k in used))
+                self.conn.executemany("INSERT OR IGNORE INTO used VALUES (?)", ((k,) for k in self.used))
                 self.conn.execute("DELETE FROM results WHERE code != ? OR key NOT IN (SELECT key FROM used)", (code_version(),))
-                self.conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?)",
-                                      ((k, code_version(), pickle.dumps(v, pickle.HIGHEST_PROTOCOL)) for k, v in new.items()))
                 self.conn.execute("DROP TABLE used")
         except sqlite3.Error:
             self.discard()
@@ -94,10 +124,13 @@ class FileCache:
         if self.conn is not None:
             self.conn.close()
             self.conn = None
-        self.entries = {}
+        self.known, self.new = set(), []
         self.path.unlink(missing_ok=True)
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, *exc):
+        if self.conn is None:
+            return
+        if exc_type is None:  # an interrupted build keeps the cache as it was
+            self.finish()
         if self.conn is not None:
             self.conn.close()
-

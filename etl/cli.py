@@ -32,11 +32,11 @@ def print_problems(problems):
               show_default="data/", help="Folder of YAML data files.")
 def validate(data_dir):
     """Check every data file; print every problem as path:line: field: message."""
-    rows, citations, problems, _, files = check(data_dir)
+    records, citations, problems, _, files = check(data_dir)
     if problems:
         print_problems(problems)
         sys.exit(1)
-    click.echo(f"{files} files, {len(rows)} records, {len(citations)} citations: no problems.")
+    click.echo(f"{files} files, {records} records, {citations} citations: no problems.")
 
 
 @cli.command()

@@ -1,14 +1,19 @@
-"""Load stage: create the schema explicitly from schema.py, then insert the rows.
+"""Load stage: create the schema explicitly from schema.py, stage the rows, copy them in order.
 
-sqlite-utils creates tables, indexes and full-text search; the rows themselves
-go in through sqlite3's executemany, an order of magnitude faster than
-insert_all for the same rows.
+sqlite-utils creates tables, indexes and full-text search. The rows go in
+through sqlite3's executemany (an order of magnitude faster than insert_all),
+file by file into temporary tables that SQLite keeps on disk, then into the
+final tables with one INSERT ... SELECT ... ORDER BY per table. Memory stays
+flat whatever the size of the data, and every table gets its rows in primary
+key order, whatever the order of the files.
 """
+
+from collections import defaultdict
 
 import sqlite_utils
 
 from .schema import GENERATED, TABLES
-from .transform import link_table_name, singular
+from .transform import COLUMNS, LINKS, STAGED, link_table_name, singular
 
 COLUMN_TYPES = {"int": int, "bool": int, "number": float, "quantity": float}
 INDEXED_KINDS = {"ref", "enum", "date", "int", "number", "quantity", "bool"}
@@ -62,14 +67,6 @@ def create_link_tables(db):
                 db[name].create_index([right])
 
 
-def insert_rows(db, name, rows):
-    if not rows:
-        return
-    columns = list(db[name].columns_dict)
-    sql = f"INSERT INTO [{name}] ({', '.join(f'[{c}]' for c in columns)}) VALUES ({', '.join('?' * len(columns))})"
-    db.conn.executemany(sql, [tuple(map(row.get, columns)) for row in rows])
-
-
 def create_search(db):
     for table in TABLES:
         if table.search:
@@ -83,30 +80,122 @@ def create_views(db):
     db.execute(DENSE_THROUGHPUT_VIEW.format(columns=columns))
 
 
-def load(tables, path):
-    """Write every table into a new SQLite file at `path`."""
-    db = sqlite_utils.Database(path)
-    # A new file, renamed into place by build.py only once complete and synced:
-    # no rollback journal and no sync per statement.
-    db.execute("PRAGMA journal_mode = OFF")
-    db.execute("PRAGMA synchronous = OFF")
-    # Foreign keys are checked once, after every row is in (PRAGMA foreign_key_check
-    # below): rows reference each other in no particular order.
-    with db.conn:
-        for table in creation_order(TABLES + GENERATED):
-            create_table(db, table)
-        create_link_tables(db)
-        # Row pages and the compare page look up the citations of one row.
-        db["citations"].create_index(["table_name", "row_slug"])
+def create_schema(db):
+    for table in creation_order(TABLES + GENERATED):
+        create_table(db, table)
+    create_link_tables(db)
+    # Row pages and the compare page look up the citations of one row.
+    db["citations"].create_index(["table_name", "row_slug"])
+
+
+STAGE_FLUSH_ROWS = 2000  # rows buffered per table before they go to SQLite
+CACHE_KIB = 16 * 1024    # page cache of the new database, and of the staged rows: bounded, whatever the data
+
+
+def staged(name):
+    return f"stage_{name}"
+
+
+def names(columns, prefix=""):
+    return ", ".join(f"{prefix}[{c}]" for c in columns)
+
+
+class Stage:
+    """A new SQLite file being built: rows staged file by file, then copied in order.
+
+    `add` takes what `transform.file_tables` makes of each file; `select` and
+    `set_column` let `transform.cross_file_columns` fill the columns that
+    depend on other files; `finish` writes the final tables, views, full-text
+    search and statistics. Used as a context manager, which closes the file.
+    """
+
+    def __init__(self, path):
+        self.db = db = sqlite_utils.Database(path)
+        # A new file, renamed into place by build.py only once complete and synced:
+        # no rollback journal and no sync per statement. Staged rows live in a
+        # temporary file (temp_store), not in memory.
+        for pragma in ("journal_mode = OFF", "synchronous = OFF", "temp_store = FILE",
+                       f"cache_size = -{CACHE_KIB}", f"temp.cache_size = -{CACHE_KIB}"):
+            db.execute(f"PRAGMA {pragma}")
+        create_schema(db)
+        for name, columns in STAGED.items():
+            assert list(db[name].columns_dict) == COLUMNS[name], name  # file_tables writes tuples in this order
+            db.execute(f"CREATE TEMP TABLE [{staged(name)}] ({names(columns)})")
+        self.buffers = defaultdict(list)
+        self.derived = defaultdict(list)  # table: [(column, key column, only where null, temp table of values)]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.db.conn.close()
+
+    def add(self, tables):
         for name, rows in tables.items():
-            insert_rows(db, name, rows)
-        create_views(db)
-    create_search(db)
-    violations = db.execute("PRAGMA foreign_key_check").fetchall()
-    if violations:
-        raise RuntimeError(f"foreign key violations after load: {violations[:5]}")
-    db.execute("ANALYZE")
-    db.conn.close()
+            buffer = self.buffers[name]
+            buffer += rows
+            if len(buffer) >= STAGE_FLUSH_ROWS:
+                self.flush(name)
+
+    def flush(self, name):
+        placeholders = ", ".join("?" * len(STAGED[name]))
+        self.db.conn.executemany(f"INSERT INTO temp.[{staged(name)}] VALUES ({placeholders})", self.buffers.pop(name, []))
+
+    def flush_all(self):
+        for name in list(self.buffers):
+            self.flush(name)
+
+    def select(self, table, columns, order_by=()):
+        """The staged rows of `table`, as tuples of `columns`."""
+        self.flush_all()
+        order = f" ORDER BY {names(order_by)}" if order_by else ""
+        yield from self.db.conn.execute(f"SELECT {names(columns)} FROM temp.[{staged(table)}]{order}")
+
+    def set_column(self, table, column, pairs, key="slug", only_null=False):
+        """In the final table, `column` of the rows whose `key` is the first item of
+        one of `pairs` is its second (with `only_null`: where the row has none)."""
+        values = f"derived_{table}_{column}"
+        self.db.execute(f"CREATE TEMP TABLE [{values}] (key TEXT PRIMARY KEY, value)")
+        self.db.conn.executemany(f"INSERT INTO temp.[{values}] VALUES (?, ?)", pairs)
+        self.derived[table].append((column, key, only_null, values))
+
+    def copy(self, name):
+        """INSERT ... SELECT of one table: its staged rows in primary-key order, derived columns joined in."""
+        columns, joins = {c: f"s.[{c}]" for c in COLUMNS[name]}, ""
+        for i, (column, key, only_null, values) in enumerate(self.derived[name]):
+            joins += f" LEFT JOIN temp.[{values}] d{i} ON d{i}.key = s.[{key}]"
+            columns[column] = (f"coalesce(s.[{column}], d{i}.value)" if only_null
+                               else f"iif(d{i}.key IS NULL, s.[{column}], d{i}.value)")
+        self.db.execute(f"INSERT INTO main.[{name}] ({names(columns)}) SELECT {', '.join(columns.values())} "
+                        f"FROM temp.[{staged(name)}] s{joins} ORDER BY {names(self.db[name].pks, 's.')}")
+
+    def copy_links(self, link):
+        """A link table, from the JSON array of slugs staged with each row of its table."""
+        table, field = LINKS[link]
+        self.db.execute(f"INSERT INTO main.[{link}] ({names(COLUMNS[link])}) SELECT s.slug, j.value "
+                        f"FROM temp.[{staged(table)}] s, json_each(s.[{field}]) j ORDER BY 1, 2")
+
+    def finish(self, release):
+        """Copy every staged table in primary-key order, add the `release` row, views, search and statistics."""
+        db, conn = self.db, self.db.conn
+        self.flush_all()
+        # Foreign keys are checked once, after every row is in (PRAGMA foreign_key_check
+        # below): rows reference each other in no particular order.
+        with conn:
+            for name in [t.name for t in TABLES]:
+                self.copy(name)
+            for link in LINKS:
+                self.copy_links(link)
+            self.copy("citations")
+            conn.execute(f"INSERT INTO release ({names(release)}) VALUES ({', '.join('?' * len(release))})",
+                         list(release.values()))
+            create_views(db)
+        create_search(db)
+        # `main.`: the staged rows stay in the temporary file until it is closed (dropping them costs time).
+        violations = db.execute("PRAGMA main.foreign_key_check").fetchall()
+        if violations:
+            raise RuntimeError(f"foreign key violations after load: {violations[:5]}")
+        db.execute("ANALYZE main")
 
 
 def table_counts(path):

@@ -8,6 +8,7 @@ plain scalars (!!set, !!binary, !!python/...), and dates stay strings (so
 `2024-03` and `2024-03-01` are read the same way).
 """
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,13 @@ MERGE_TAG = "tag:yaml.org,2002:merge"
 KEY_ON_LINE = re.compile(r"^[\s-]*([A-Za-z_][\w-]*)\s*:")
 
 
+# PyYAML's implicit resolvers by first character, without timestamps: dates stay strings.
+IMPLICIT_RESOLVERS = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in Resolver.yaml_implicit_resolvers.items()
+}
+
+
 class Refused(yaml.YAMLError):
     """Valid YAML that data files may not use."""
 
@@ -69,24 +77,24 @@ class LineConstructor:
     cheaper than a plain `yaml.load`. Other tags go through the safe constructor.
     """
 
-    yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in Resolver.yaml_implicit_resolvers.items()
-    }
 
     def __init__(self, stream):
         super().__init__(stream)
         self.duplicates = []  # (line, key) of keys seen twice in one mapping
-        self.seen = set()     # nodes already built: meeting one again means an alias
+        # Nodes already built: meeting one again means an alias. A text without
+        # `&` and `*` holds no anchor and no alias, and skips the bookkeeping.
+        self.seen = set() if "&" in stream or "*" in stream else None
 
     def resolve(self, kind, value, implicit):
         """Resolver.resolve, minus its support for path resolvers (none is registered)."""
         if kind is not ScalarNode:
             return MAP_TAG if kind is MappingNode else SEQ_TAG
         if implicit[0]:
-            for tag, regexp in self.yaml_implicit_resolvers.get(value[:1], ()):
-                if regexp.match(value):
-                    return tag
+            resolvers = IMPLICIT_RESOLVERS.get(value[:1])  # most plain scalars start with a letter that has none
+            if resolvers:
+                for tag, regexp in resolvers:
+                    if regexp.match(value):
+                        return tag
         return STR_TAG
 
     def get_single_data(self):
@@ -94,17 +102,20 @@ class LineConstructor:
         return None if node is None else self.construct_object(node)
 
     def construct_object(self, node, deep=False):
-        if node in self.seen:
-            raise Refused(node.start_mark, "YAML anchors and aliases (&name, *name) are not allowed in data files: "
-                                           "this value is reused by an alias; write it out")
-        self.seen.add(node)
+        if self.seen is not None:
+            if node in self.seen:
+                raise Refused(node.start_mark, "YAML anchors and aliases (&name, *name) are not allowed in data files: "
+                                               "this value is reused by an alias; write it out")
+            self.seen.add(node)
         tag, kind = node.tag, node.__class__
         if kind is ScalarNode and tag == STR_TAG:
             return node.value
         if kind is MappingNode and tag == MAP_TAG:
             return self.construct_mapping(node)
         if kind is SequenceNode and tag == SEQ_TAG:
-            return [self.construct_object(child) for child in node.value]
+            plain = self.seen is None  # strings taken straight from their node: one call fewer each
+            return [child.value if plain and child.__class__ is ScalarNode and child.tag == STR_TAG
+                    else self.construct_object(child) for child in node.value]
         if kind is ScalarNode and tag in PLAIN_SCALAR_TAGS:
             return self.yaml_constructors[tag](self, node)  # int, float, bool, null
         if tag == MERGE_TAG:
@@ -119,15 +130,20 @@ class LineConstructor:
         mapping = LineDict()
         mapping.line = node.start_mark.line + 1
         mapping.lines = lines = {}
+        plain = self.seen is None  # strings taken straight from their node: one call fewer each
         for key_node, value_node in node.value:
-            key = self.construct_object(key_node)
-            if key.__class__ is not str:
-                key = str(key)
+            if plain and key_node.__class__ is ScalarNode and key_node.tag == STR_TAG:
+                key = key_node.value
+            else:
+                key = self.construct_object(key_node)
+                if key.__class__ is not str:
+                    key = str(key)
             line = key_node.start_mark.line + 1
             if key in mapping:
                 self.duplicates.append((line, key))
                 continue
-            mapping[key] = self.construct_object(value_node)
+            mapping[key] = (value_node.value if plain and value_node.__class__ is ScalarNode and value_node.tag == STR_TAG
+                            else self.construct_object(value_node))
             lines[key] = line
         return mapping
 
@@ -148,6 +164,8 @@ def loader_for(text):
     Nesting needs an opening bracket or brace, or at most two more columns per
     level in block style (`- - - x`, or a sequence under a key at the key's column).
     """
+    if 3 * len(text) + 2 < MAX_C_NESTING:  # brackets and line length are at most the whole text
+        return FastLoader
     longest = max(map(len, text.splitlines()), default=0)
     depth_bound = text.count("[") + text.count("{") + 2 * longest + 2
     return FastLoader if depth_bound < MAX_C_NESTING else Loader
@@ -169,10 +187,32 @@ class Record:
         return self.data.lines.get(field, self.data.line)
 
 
+YAML_SUFFIXES = (".yml", ".yaml")
+
+
+def yaml_paths(folder):
+    """Every YAML file under `folder` (as str), in the order of their path parts.
+
+    Each folder's entries are visited in name order, which gives that order
+    without comparing whole paths, and costs a stat per folder, not per file.
+    """
+    try:
+        with os.scandir(folder) as scan:
+            entries = sorted(scan, key=lambda entry: entry.name)
+    except OSError:  # missing, not a folder, unreadable: nothing to read there, as with Path.rglob
+        return []
+    found = []
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            found += yaml_paths(entry.path)
+        elif entry.name.endswith(YAML_SUFFIXES) and entry.name not in YAML_SUFFIXES and entry.is_file():
+            found.append(entry.path)  # a name that is only the suffix has no suffix for Path either
+    return found
+
+
 def data_files(data_dir):
     """Every YAML file under data_dir, in a stable order."""
-    data_dir = Path(data_dir)
-    return sorted((p for p in data_dir.rglob("*") if p.suffix in (".yml", ".yaml") and p.is_file()), key=lambda p: p.parts)
+    return [Path(path) for path in yaml_paths(data_dir)]
 
 
 def key_on_line(text, line):

@@ -3,12 +3,20 @@
 Everything computed from the data happens here, once, so the database holds it
 as plain columns: display labels, translation links, link tables, FP4 support,
 price per GPU-hour and the citation of every number.
+
+Most of it depends on one row alone and is done file by file (`file_tables`:
+cached with the file and run by the processes that read it). Three columns
+depend on rows of other files: an article's translation, an accelerator's FP4
+formats and a citation's default kind. `cross_file_columns` fills them once
+every file is staged (see load.Stage).
 """
 
 import json
 from collections import defaultdict
+from itertools import groupby
+from operator import itemgetter
 
-from .schema import TABLES, TABLES_BY_NAME
+from .schema import GENERATED, TABLES, TABLES_BY_NAME
 
 DERIVED_LABEL_LENGTH = 90
 DERIVED_MARK = " [label derived from summary]"
@@ -20,57 +28,6 @@ CITATION_KIND_BY_SOURCE = {
 }
 
 
-def derived_label(summary):
-    """A short label cut from the summary at a word boundary, visibly marked."""
-    if len(summary) <= DERIVED_LABEL_LENGTH:
-        return summary + DERIVED_MARK
-    cut = summary[:DERIVED_LABEL_LENGTH].rsplit(" ", 1)[0].rstrip(" ,;:")
-    return cut + "…" + DERIVED_MARK
-
-
-def add_article_columns(articles):
-    by_key = defaultdict(list)
-    for article in articles:
-        if article["translation_key"]:
-            by_key[article["translation_key"]].append(article)
-    for article in articles:
-        article["label"] = article["title"] or derived_label(article["summary"])
-        article["label_derived"] = article["title"] is None
-        others = [a["slug"] for a in by_key.get(article["translation_key"], []) if a["language"] != article["language"]]
-        article["translation"] = others[0] if len(others) == 1 else None
-        # The link tables are for joins; these arrays let Datasette facet on tags.
-        article["accelerator_tags"] = sorted(set(article["accelerators"] or []))
-        article["topic_tags"] = sorted(set(article["topics"] or []))
-
-
-def add_fp4_formats(accelerators, format_support, number_formats):
-    """fp4_formats lists the natively supported formats of the FP4 family."""
-    family = {f["slug"]: f["family"] or f["slug"] for f in number_formats}
-    supported = defaultdict(list)
-    for claim in format_support:
-        if family.get(claim["format"]) == "fp4":
-            supported[claim["accelerator"]].append(claim["format"])
-    for accelerator in accelerators:
-        accelerator["fp4_formats"] = sorted(supported[accelerator["slug"]])
-
-
-def add_price_per_gpu_hour(offers):
-    for offer in offers:
-        offer["price_per_gpu_hour"] = round(offer["price_per_hour"] / offer["gpu_count"], 6)
-
-
-def link_rows(tables):
-    """Link tables from `refs` fields, e.g. article_accelerators(article, accelerator)."""
-    links = {}
-    for table in TABLES:
-        for field in table.fields:
-            if field.kind == "refs":
-                name = link_table_name(table, field)
-                links[name] = [{singular(table.name): row["slug"], singular(field.ref): target}
-                               for row in tables[table.name] for target in sorted(set(row[field.name] or []))]
-    return links
-
-
 def singular(table_name):
     return table_name[:-1] if table_name.endswith("s") else table_name
 
@@ -79,53 +36,121 @@ def link_table_name(table, field):
     return f"{singular(table.name)}_{field.name}"
 
 
-def default_citation_kind(source, vendor_names):
+# Column order of every table, as load.py creates them.
+COLUMNS = {t.name: [f.name for f in t.columns] for t in TABLES + GENERATED}
+# Link tables (article_accelerators...) by the table and `refs` field they come from.
+LINKS = {link_table_name(t, f): (t.name, f.name) for t in TABLES for f in t.fields if f.kind == "refs"}
+COLUMNS.update({link: [singular(table), singular(TABLES_BY_NAME[table].field(field).ref)]
+                for link, (table, field) in LINKS.items()})
+# What file_tables writes of each table: its columns, then its `refs` fields as
+# JSON arrays of distinct sorted slugs, from which load.py fills the link tables.
+REFS = {t.name: [f.name for f in t.fields if f.kind == "refs"] for t in TABLES}
+STAGED = {name: COLUMNS[name] + REFS.get(name, []) for name in [t.name for t in TABLES] + ["citations"]}
+LIST_COLUMNS = {t.name: [f.name for f in t.columns if f.kind == "list"] for t in TABLES}
+UNITS = {t.name: {f.name: f.unit for f in t.fields + t.derived} for t in TABLES}
+
+# Lists become JSON arrays, always written this way: json.dumps(value, ensure_ascii=False),
+# without building a new encoder for every value as json.dumps does with that option.
+to_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def derived_label(summary):
+    """A short label cut from the summary at a word boundary, visibly marked."""
+    if len(summary) <= DERIVED_LABEL_LENGTH:
+        return summary + DERIVED_MARK
+    cut = summary[:DERIVED_LABEL_LENGTH].rsplit(" ", 1)[0].rstrip(" ,;:")
+    return cut + "…" + DERIVED_MARK
+
+
+def add_article_columns(article):
+    article["label"] = article["title"] or derived_label(article["summary"])
+    article["label_derived"] = article["title"] is None
+    # The link tables are for joins; these arrays let Datasette facet on tags.
+    article["accelerator_tags"] = sorted(set(article["accelerators"] or []))
+    article["topic_tags"] = sorted(set(article["topics"] or []))
+
+
+def add_price_per_gpu_hour(offer):
+    offer["price_per_gpu_hour"] = round(offer["price_per_hour"] / offer["gpu_count"], 6)
+
+
+ROW_COLUMNS = {"articles": add_article_columns, "cloud_offers": add_price_per_gpu_hour}
+
+
+def citation_row(c):
+    """The citations row of one citation; `kind` stays None when the data does not give it."""
+    value = c.value if isinstance(c.value, (int, float)) else None
+    row = {
+        "slug": f"{c.table.replace('_', '-')}-{c.row}-{c.field.replace('_', '-')}",
+        "table_name": c.table, "row_slug": c.row, "field": c.field,
+        "value": value, "as_written": None if c.as_written is None else str(c.as_written),
+        "unit": UNITS[c.table][c.field], "source": c.source, "kind": c.kind, "note": c.note,
+    }
+    return tuple(map(row.get, COLUMNS["citations"]))
+
+
+
+def file_tables(rows, citations):
+    """{table: [row tuples as STAGED]}: what one file's rows add to every table,
+    citations included. The columns that depend on other files are None until
+    `cross_file_columns`."""
+    tables = defaultdict(list)
+    for row in rows:
+        values = dict(row.values)
+        if row.table in ROW_COLUMNS:
+            ROW_COLUMNS[row.table](values)
+        for name in REFS[row.table]:
+            values[name] = to_json(sorted(set(values[name] or [])))
+        for name in LIST_COLUMNS[row.table]:
+            if values.get(name) is not None:
+                values[name] = to_json(values[name])
+        tables[row.table].append(tuple(map(values.get, STAGED[row.table])))
+    if citations:
+        tables["citations"] = [citation_row(c) for c in citations]
+    return dict(tables)
+
+
+def translations(articles):
+    """(slug, translation) for articles whose translation key has exactly one
+    version in another language; `articles` gives (translation_key, slug,
+    language), grouped by key."""
+    for _, group in groupby(articles, key=itemgetter(0)):
+        versions = list(group)
+        for _, slug, language in versions:
+            others = [other for _, other, other_language in versions if other_language != language]
+            if len(others) == 1:
+                yield slug, others[0]
+
+
+def fp4_formats(accelerators, format_support, number_formats):
+    """(accelerator, JSON array of the natively supported formats of the FP4 family), for every accelerator."""
+    family = {slug: name or slug for slug, name in number_formats}
+    supported = defaultdict(list)
+    for accelerator, fmt in format_support:
+        if family.get(fmt) == "fp4":
+            supported[accelerator].append(fmt)
+    for (slug,) in accelerators:
+        yield slug, to_json(sorted(supported[slug]))
+
+
+def default_citation_kind(publisher, article, kind, vendor_names):
     """A page published by a hardware vendor states a vendor spec, whatever its format."""
-    if source["publisher"] in vendor_names:
+    if publisher in vendor_names:
         return "vendor-spec"
-    if source["article"]:  # one of the catalogued articles
+    if article:  # one of the catalogued articles
         return "article-claim"
-    return CITATION_KIND_BY_SOURCE.get(source["kind"], "third-party")
+    return CITATION_KIND_BY_SOURCE.get(kind, "third-party")
 
 
-def citation_rows(citations, sources, vendors):
-    vendor_names = {v["name"] for v in vendors}
-    default_kind = {s["slug"]: default_citation_kind(s, vendor_names) for s in sources}
-    rows = []
-    for c in citations:
-        value = c.value if isinstance(c.value, (int, float)) else None
-        rows.append({
-            "slug": f"{c.table.replace('_', '-')}-{c.row}-{c.field.replace('_', '-')}",
-            "table_name": c.table, "row_slug": c.row, "field": c.field,
-            "value": value, "as_written": None if c.as_written is None else str(c.as_written),
-            "unit": TABLES_BY_NAME[c.table].field(c.field).unit,
-            "source": c.source,
-            "kind": c.kind or default_kind[c.source],
-            "note": c.note,
-        })
-    return rows
-
-
-def to_json_columns(tables):
-    """Lists become JSON arrays, always written with json.dumps."""
-    for table in TABLES:
-        lists = [f.name for f in table.columns if f.kind == "list"]
-        for row in tables[table.name]:
-            for name in lists:
-                if row.get(name) is not None:
-                    row[name] = json.dumps(row[name], ensure_ascii=False)
-
-
-def transform(rows, citations):
-    """Return {table name: [row dicts]} for every table, link and citation table."""
-    tables = {t.name: [] for t in TABLES}
-    for row in sorted(rows, key=lambda r: (r.table, r.slug)):
-        tables[row.table].append(dict(row.values))
-    add_article_columns(tables["articles"])
-    add_fp4_formats(tables["accelerators"], tables["format_support"], tables["number_formats"])
-    add_price_per_gpu_hour(tables["cloud_offers"])
-    links = link_rows(tables)
-    to_json_columns(tables)
-    tables.update(links)
-    tables["citations"] = sorted(citation_rows(citations, tables["sources"], tables["vendors"]), key=lambda r: r["slug"])
-    return tables
+def cross_file_columns(stage):
+    """Fill the columns that depend on rows of other files, once every file is staged."""
+    keyed = (row for row in stage.select("articles", ("translation_key", "slug", "language"), order_by=("translation_key", "slug"))
+             if row[0])
+    stage.set_column("articles", "translation", translations(keyed))
+    stage.set_column("accelerators", "fp4_formats", fp4_formats(
+        stage.select("accelerators", ("slug",)), stage.select("format_support", ("accelerator", "format")),
+        list(stage.select("number_formats", ("slug", "family")))))
+    vendor_names = {name for (name,) in stage.select("vendors", ("name",))}
+    kinds = ((slug, default_citation_kind(*source, vendor_names))
+             for slug, *source in stage.select("sources", ("slug", "publisher", "article", "kind")))
+    stage.set_column("citations", "kind", kinds, key="source", only_null=True)

@@ -8,7 +8,7 @@ per table, references that resolve, and a citation for every number.
 import datetime
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Annotated, Literal, Optional
 
 from pydantic import (BeforeValidator, ConfigDict, Field as PydanticField,
@@ -30,8 +30,19 @@ def _partial_date(value):
     """YYYY, YYYY-MM or YYYY-MM-DD, checked against the calendar."""
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    if not isinstance(value, str) or not DATE_PATTERN.match(value):
-        raise ValueError("expected a date as YYYY, YYYY-MM or YYYY-MM-DD")
+    if not isinstance(value, str):
+        raise ValueError(DATE_FORMAT_ERROR)
+    return _calendar_date(value)
+
+
+DATE_FORMAT_ERROR = "expected a date as YYYY, YYYY-MM or YYYY-MM-DD"
+
+
+@lru_cache(maxsize=4096)
+def _calendar_date(value):
+    """`_partial_date` of a string; cached, as the same dates come back in many records."""
+    if not DATE_PATTERN.match(value):
+        raise ValueError(DATE_FORMAT_ERROR)
     parts = [int(p) for p in value.split("-")] + [1, 1]
     try:
         datetime.date(*parts[:3])
@@ -92,6 +103,19 @@ def model_for(table_name):
     return create_model(f"{table_name}_record", __config__=ConfigDict(extra="forbid"), **fields)
 
 
+NUMERIC_FIELDS = {t.name: [f.name for f in t.fields if f.kind in NUMERIC_KINDS] for t in TABLES}
+
+
+@cache
+def validator_for(table_name):
+    """model_validate(values) of the table's model, minus pydantic's per-call wrapper.
+
+    The instance's __dict__ is what model_dump() returns for these models (only
+    plain types, no nested model, alias or serializer), without serializing again.
+    """
+    return model_for(table_name).__pydantic_validator__.validate_python
+
+
 @dataclass
 class Citation:
     """Who says a number (or a format-support claim) of one row."""
@@ -147,22 +171,21 @@ def split_citations(record):
 
     Returns (plain values, {field: citation mapping}, problems).
     """
-    table = TABLES_BY_NAME[record.table]
-    values, cited, problems = {}, {}, []
-    for key, value in record.data.items():
-        if isinstance(value, dict):
-            field = next((f for f in table.fields if f.name == key), None)
-            if field is None or field.kind not in NUMERIC_KINDS:
-                problems.append(Problem(record.path, record.line_of(key), key, "expected a single value, not a mapping"))
-                continue
-            unknown = set(value) - CITATION_KEYS
-            if unknown or "value" not in value:
-                problems.append(Problem(record.path, record.line_of(key), key,
-                                        f"a cited value is a mapping of value, source, kind, note (got {', '.join(sorted(value))})"))
-                continue
-            cited[key] = value
-            value = value["value"]
-        values[key] = value
+    values, cited, problems = dict(record.data), {}, []
+    for key in [key for key, value in values.items() if isinstance(value, dict)]:  # usually none
+        value = values[key]
+        if key not in NUMERIC_FIELDS[record.table]:
+            problems.append(Problem(record.path, record.line_of(key), key, "expected a single value, not a mapping"))
+            del values[key]
+            continue
+        unknown = set(value) - CITATION_KEYS
+        if unknown or "value" not in value:
+            problems.append(Problem(record.path, record.line_of(key), key,
+                                    f"a cited value is a mapping of value, source, kind, note (got {', '.join(sorted(value))})"))
+            del values[key]
+            continue
+        cited[key] = value
+        values[key] = value["value"]
     return values, cited, problems
 
 
@@ -171,7 +194,7 @@ def validate_record(record):
     table = TABLES_BY_NAME[record.table]
     values, cited, problems = split_citations(record)
     try:
-        clean = model_for(record.table).model_validate(values).model_dump()
+        clean = validator_for(record.table)(values).__dict__
     except ValidationError as error:
         for e in error.errors():
             field = str(e["loc"][0]) if e["loc"] else "-"
@@ -186,8 +209,7 @@ def validate_record(record):
 
 def citations_of(row, written, cited):
     """One citation per non-null number (and per format-support claim)."""
-    table = TABLES_BY_NAME[row.table]
-    numeric = [f.name for f in table.fields if f.kind in NUMERIC_KINDS and row.values.get(f.name) is not None]
+    numeric = [name for name in NUMERIC_FIELDS[row.table] if row.values.get(name) is not None]
     if row.table == "format_support":
         numeric = ["format"]
     citations, problems = [], []
@@ -209,41 +231,6 @@ def citations_of(row, written, cited):
                                   str(source), kind, meta.get("note"), row.path, row.line_of(name),
                                   "source" in meta))
     return citations, problems
-
-
-def check_unique(rows):
-    """A slug names one row of its table, across all files."""
-    seen, problems = {}, []
-    for row in rows:
-        key = (row.table, row.slug)
-        if key in seen:
-            first = seen[key]
-            problems.append(Problem(row.path, row.line_of("slug"), "slug",
-                                    f"duplicate {row.table} slug {row.slug!r} (first defined at {first.path}:{first.line_of('slug')})"))
-        else:
-            seen[key] = row
-    return problems
-
-
-def check_references(rows, citations):
-    """Every ref, refs item and citation source names an existing row."""
-    slugs = {t.name: set() for t in TABLES}
-    for row in rows:
-        slugs[row.table].add(row.slug)
-    problems = []
-    for row in rows:
-        for field in TABLES_BY_NAME[row.table].fields:
-            value = row.values.get(field.name)
-            targets = value if field.kind == "refs" else [value] if field.kind == "ref" else []
-            for target in targets or []:
-                if target is not None and target not in slugs[field.ref]:
-                    problems.append(Problem(row.path, row.line_of(field.name), field.name,
-                                            f"{target!r} is not a known {field.ref} slug"))
-    for citation in citations:
-        if citation.explicit and citation.source not in slugs["sources"]:
-            problems.append(Problem(citation.path, citation.line, citation.field,
-                                    f"citation source {citation.source!r} is not a known sources slug"))
-    return problems
 
 
 def partial_row(record):
@@ -269,7 +256,7 @@ def validate_records(records):
     """Validate each record on its own; return (rows, partial rows, citations, problems).
 
     Records of different files do not depend on each other here, so files can
-    be validated in parallel and their results cached; `check_across` follows.
+    be validated in parallel and their results cached; `CrossCheck` follows.
     """
     rows, partial, citations, problems = [], [], [], []
     for record in records:
@@ -283,12 +270,71 @@ def validate_records(records):
     return rows, partial, citations, problems
 
 
-def check_across(rows, partial, citations):
-    """The checks across records: unique slugs, references that resolve."""
-    return check_unique(rows + partial) + check_references(rows + partial, citations)
+REF_FIELDS = {t.name: [(f.name, f.ref, f.kind == "refs") for f in t.fields if f.kind in ("ref", "refs")] for t in TABLES}
 
 
-def validate(records):
-    """Validate all records; return (rows, citations, problems)."""
-    rows, partial, citations, problems = validate_records(records)
-    return rows, citations, problems + check_across(rows, partial, citations)
+def file_keys(rows, partial, citations):
+    """What the checks across files need of one file's results: slugs and references, located.
+
+    Returns (slugs, refs): slugs as (table, slug, path, line, valid), refs as
+    (referenced table, target, path, line, field, named by a citation).
+    """
+    slugs = [(row.table, row.slug, row.path, row.line_of("slug"), valid)
+             for valid, group in ((True, rows), (False, partial)) for row in group]
+    refs = []
+    for row in rows + partial:
+        for name, table, many in REF_FIELDS[row.table]:
+            value = row.values.get(name)
+            if value is not None:
+                line = row.line_of(name)
+                refs += [(table, target, row.path, line, name, False)
+                         for target in (value if many else (value,)) if target is not None]
+    refs += [("sources", c.source, c.path, c.line, c.field, True) for c in citations if c.explicit]
+    return slugs, refs
+
+
+class CrossCheck:
+    """The checks across files: a slug names one row of its table, and every
+    reference (ref, refs item, citation source) names an existing row.
+
+    Fed one file at a time (`add` the output of `file_keys`), it keeps only the
+    slugs with where each was first defined, and the references not resolved
+    yet, so the rows themselves need not stay in memory. A valid row counts as
+    the first definition before a record that failed validation, wherever it is.
+    """
+
+    def __init__(self):
+        self.first = {t.name: {} for t in TABLES}    # slug -> (path, line, valid)
+        self.again = []                               # (table, slug, path, line) of later definitions
+        self.pending = {t.name: {} for t in TABLES}  # unknown target -> [(path, line, field, citation)]
+
+    def add(self, slugs, refs):
+        for table, slug, path, line, valid in slugs:
+            known = self.first[table]
+            first = known.get(slug)
+            if first is None:
+                known[slug] = (path, line, valid)
+                self.pending[table].pop(slug, None)
+            elif valid and not first[2]:
+                self.again.append((table, slug, *first[:2]))
+                known[slug] = (path, line, valid)
+            else:
+                self.again.append((table, slug, path, line))
+        for table, target, *place in refs:  # kept without their target: one string per target, not per reference
+            if target not in self.first[table]:
+                self.pending[table].setdefault(target, []).append(tuple(place))
+
+    def problems(self):
+        """Every duplicate slug and every reference still unknown once all files are in."""
+        problems = []
+        for table, slug, path, line in self.again:
+            first_path, first_line, _ = self.first[table][slug]
+            problems.append(Problem(path, line, "slug",
+                                    f"duplicate {table} slug {slug!r} (first defined at {first_path}:{first_line})"))
+        for table, targets in self.pending.items():
+            for target, places in targets.items():
+                for path, line, field, citation in places:
+                    message = (f"citation source {target!r} is not a known sources slug" if citation
+                               else f"{target!r} is not a known {table} slug")
+                    problems.append(Problem(path, line, field, message))
+        return problems

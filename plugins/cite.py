@@ -49,15 +49,11 @@ def citation_texts(site, table, slug, label, permalink, release, accessed):
     return markdown, bibtex
 
 
-async def cite_block(datasette, request, table, slug):
-    db = datasette.get_database(DATABASE)
-    label_column = AUTHORED[table].label
-    row = (await db.execute(f"SELECT [{label_column}] FROM [{table}] WHERE slug = :slug", {"slug": slug})).first()
-    release = (await db.execute("SELECT data_release FROM release")).first()["data_release"]
+def cite_block(datasette, request, table, slug, label, release):
     permalink = datasette.absolute_url(request, datasette.urls.row(DATABASE, table, tilde_encode(slug)))
     site = datasette.metadata("title") or DATABASE
     accessed = today_utc()
-    markdown, bibtex = citation_texts(site, table, slug, row[0], permalink, release, accessed)
+    markdown, bibtex = citation_texts(site, table, slug, label, permalink, release, accessed)
     return {"permalink": permalink, "release": release, "accessed": accessed,
             "markdown": markdown, "bibtex": bibtex}
 
@@ -94,9 +90,20 @@ def value_order(row):
     return row["part"], position, row["what"]
 
 
-async def value_citations(datasette, slug):
-    result = await datasette.get_database(DATABASE).execute(VALUE_CITATIONS_SQL, {"slug": slug})
-    return sorted((dict(r) for r in result.rows), key=value_order)
+def row_citation_data(conn, table, slug):
+    """(label, data release, value citations or None) of one row, read in one go.
+
+    One trip to Datasette's query thread instead of one per query: these are
+    fixed, indexed lookups of a few rows.
+    """
+    label, release = conn.execute(f"SELECT [{AUTHORED[table].label}], (SELECT data_release FROM release) "
+                                  f"FROM [{table}] WHERE slug = ?", (slug,)).fetchone()
+    values = None
+    if table == "accelerators":
+        cursor = conn.execute(VALUE_CITATIONS_SQL, {"slug": slug})
+        columns = [d[0] for d in cursor.description]
+        values = sorted((dict(zip(columns, row)) for row in cursor), key=value_order)
+    return label, release, values
 
 
 @hookimpl
@@ -106,8 +113,10 @@ def extra_template_vars(view_name, database, table, request, datasette):
 
     async def inner():
         slug = urlsafe_components(request.url_vars["pks"])[0]
-        extra = {"cite": await cite_block(datasette, request, table, slug)}
-        if table == "accelerators":
-            extra["value_citations"] = await value_citations(datasette, slug)
+        label, release, values = await datasette.get_database(DATABASE).execute_fn(
+            lambda conn: row_citation_data(conn, table, slug))
+        extra = {"cite": cite_block(datasette, request, table, slug, label, release)}
+        if values is not None:
+            extra["value_citations"] = values
         return extra
     return inner

@@ -1,0 +1,77 @@
+"""How much of a page's time Datasette spends deep-copying the metadata.
+
+    python bench/metadata_copies.py                                   # the 100k-record serving database
+    python bench/metadata_copies.py --db computekb.db --requests 50
+
+Datasette 0.65's table permission check (`_table_permission_allows`) deep-copies
+every metadata source, on every check, and a page makes several checks. The
+cost grows with the size of the metadata, so plain `datasette -i` (no metadata)
+does not pay it. This script serves the database in-process exactly as
+`computekb serve` does (etl.serve.make_datasette), counts those copies and
+times them, per page of the serving benchmark.
+"""
+
+import argparse
+import asyncio
+import copy
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import datasette.app  # noqa: E402
+
+from bench.serve_bench import pages  # noqa: E402
+from etl.serve import make_datasette  # noqa: E402
+
+
+class CountedCopies:
+    """Stands in for the `copy` module inside datasette.app: counts and times top-level deep copies."""
+
+    def __init__(self):
+        self.calls, self.seconds = 0, 0.0
+
+    def __getattr__(self, name):  # anything else of the copy module, unchanged
+        return getattr(copy, name)
+
+    def deepcopy(self, value, memo=None):
+        if memo is not None:
+            return copy.deepcopy(value, memo)
+        started = time.perf_counter()
+        try:
+            return copy.deepcopy(value)
+        finally:
+            self.calls += 1
+            self.seconds += time.perf_counter() - started
+
+
+async def measure(db, requests):
+    copies = CountedCopies()
+    datasette.app.copy = copies
+    ds = make_datasette(db)
+    await ds.invoke_startup()
+    paths = {"database page": "/computekb", **pages(db)}
+    print(f"{'page':30} {'copies':>8} {'copy ms':>8} {'page ms':>8}")
+    for page, path in paths.items():
+        await ds.client.get(path)  # warm-up
+        copies.calls, copies.seconds = 0, 0.0
+        started = time.perf_counter()
+        for _ in range(requests):
+            response = await ds.client.get(path)
+        seconds = (time.perf_counter() - started) / requests
+        if response.status_code == 200:
+            print(f"{page:30} {copies.calls / requests:8.0f} {copies.seconds / requests * 1000:8.2f} {seconds * 1000:8.1f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", type=Path, default=ROOT / "bench" / "out" / "serve-100000" / "computekb.db")
+    parser.add_argument("--requests", type=int, default=20, help="Requests per page.")
+    args = parser.parse_args()
+    asyncio.run(measure(args.db, args.requests))
+
+
+if __name__ == "__main__":
+    main()
