@@ -1,8 +1,11 @@
 """The whole pipeline: read → validate → transform → load, written atomically.
 
-The new database is built in a temporary file beside the target and renamed
-over it only when everything succeeded, so a failed build never touches the
-last good database.
+Each file is read, validated and transformed on its own (here or in worker
+processes, or taken from the cache), and its rows go straight into the new
+database's staging tables: memory holds what the checks across files need
+(slugs, unresolved references), not the rows. The new database is built in a
+temporary file beside the target and renamed over it only when everything
+succeeded, so a failed build never touches the last good database.
 """
 
 import datetime

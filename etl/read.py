@@ -77,7 +77,6 @@ class LineConstructor:
     cheaper than a plain `yaml.load`. Other tags go through the safe constructor.
     """
 
-
     def __init__(self, stream):
         super().__init__(stream)
         self.duplicates = []  # (line, key) of keys seen twice in one mapping

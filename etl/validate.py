@@ -285,10 +285,13 @@ def file_keys(rows, partial, citations):
     for row in rows + partial:
         for name, table, many in REF_FIELDS[row.table]:
             value = row.values.get(name)
-            if value is not None:
-                line = row.line_of(name)
-                refs += [(table, target, row.path, line, name, False)
-                         for target in (value if many else (value,)) if target is not None]
+            if value is None:
+                continue
+            line = row.line_of(name)
+            if many:
+                refs += [(table, target, row.path, line, name, False) for target in value if target is not None]
+            else:
+                refs.append((table, value, row.path, line, name, False))
     refs += [("sources", c.source, c.path, c.line, c.field, True) for c in citations if c.explicit]
     return slugs, refs
 
@@ -320,9 +323,9 @@ class CrossCheck:
                 known[slug] = (path, line, valid)
             else:
                 self.again.append((table, slug, path, line))
-        for table, target, *place in refs:  # kept without their target: one string per target, not per reference
-            if target not in self.first[table]:
-                self.pending[table].setdefault(target, []).append(tuple(place))
+        for ref in refs:  # kept without their target: one string per target, not per reference
+            if ref[1] not in self.first[ref[0]]:
+                self.pending[ref[0]].setdefault(ref[1], []).append(ref[2:])
 
     def problems(self):
         """Every duplicate slug and every reference still unknown once all files are in."""
