@@ -21,6 +21,8 @@ Every measurement but `build, 2 processes` runs pinned to one core (sched
 affinity), so "one core" holds even if a library used threads. Then a rebuild
 after one file changed, on a data set of --rebuild-records records (about
 10,000 files), with the parse cache warm.
+
+    python bench/build_bench.py --breakdown 100000    # where one build's time goes, stage by stage
 """
 
 import argparse
@@ -215,6 +217,46 @@ def rebuild(records, work, repeat):
     return min(times), len(data_files(data))
 
 
+BREAKDOWN = {  # where the time of one build goes: (module, attribute) of the stages timed
+    "read (parse files)": ("etl.build", "read_bytes"), "validate": ("etl.build", "validate_records"),
+    "transform (per file)": ("etl.build", "file_tables"), "slugs and references": ("etl.build", "file_keys"),
+    "checks across files": ("etl.validate", "CrossCheck.add"), "stage rows": ("etl.load", "Stage.add"),
+    "columns across files": ("etl.build", "cross_file_columns"), "copy, indexes, search": ("etl.load", "Stage.finish"),
+    "inspect file": ("etl.build", "write_inspect"),
+}
+
+
+def breakdown(n, work):
+    """Seconds spent in each stage inside one build on one core (no cache); the rest is listing, reading, hashing."""
+    import importlib
+    from etl.build import build_database
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    spent = dict.fromkeys(BREAKDOWN, 0.0)
+
+    def timed(label, function):
+        def run(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] += time.perf_counter() - started
+        return run
+    for label, (module, name) in BREAKDOWN.items():
+        owner = importlib.import_module(module)
+        *classes, attribute = name.split(".")
+        for cls in classes:
+            owner = getattr(owner, cls)
+        setattr(owner, attribute, timed(label, getattr(owner, attribute)))
+    data = generate(work / f"data-{n}", n)
+    started = time.perf_counter()
+    build_database(data, work / f"breakdown-{n}.db", cache=False, workers=1)
+    total = time.perf_counter() - started
+    print(f"one build of N = {n:,} records on one core: {total:.2f} s")
+    for label, seconds in spent.items():
+        print(f"  {label:30} {seconds:6.2f} s")
+    print(f"  {'the rest':30} {total - sum(spent.values()):6.2f} s  (listing, reading and hashing files, cache, pipeline)")
+
+
 def report_size(n, results, files, yaml_mb):
     ceiling = results["ceiling"]["seconds"]
     print(f"\nN = {n:,} records: {files:,} files, {yaml_mb:.1f} MB of YAML, database {results['build1']['db_mb']:.1f} MB")
@@ -247,12 +289,15 @@ def main():
     parser.add_argument("--rebuild-records", type=int, default=25000, help="Records of the rebuild data set (about 10,000 files).")
     parser.add_argument("--no-yaml-to-sqlite", action="store_true", help="Skip yaml-to-sqlite (minutes at 100k records).")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="Work folder (synthetic data, databases).")
+    parser.add_argument("--breakdown", type=int, metavar="N", help="Only time the stages inside one build of N records.")
     parser.add_argument("--measure", choices=KINDS, help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         return measure(args.measure, args.data, args.db)
+    if args.breakdown:
+        return breakdown(args.breakdown, args.out)
     work = args.out
     print(f"{os.cpu_count()} cores; load average before: {os.getloadavg()[0]:.2f}")
     kinds = [k for k in KINDS if not (k == "yaml_to_sqlite" and args.no_yaml_to_sqlite)]

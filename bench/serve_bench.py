@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.generate import generate  # noqa: E402
-from etl.build import build_database  # noqa: E402
+from etl.build import build_database, display_path  # noqa: E402
 from etl.serve import datasette_args  # noqa: E402
 
 
@@ -167,7 +167,8 @@ def main():
             for name, args_ in configurations.items():
                 processes.append((name, *start(args_)))
             servers = {name: url for name, _, url in processes}
-            print(f"{db}: {db.stat().st_size / 1e6:.0f} MB; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
+            print(f"{display_path(db)}: {db.stat().st_size / 1e6:.0f} MB; {os.cpu_count()} cores; "
+                  f"load average {os.getloadavg()[0]:.2f}")
             times, statuses = run(servers, pages(db), args.requests, args.warmup, args.deadline)
             report(times, statuses, servers)
         finally:
