@@ -154,6 +154,7 @@ class Stage:
     def set_column(self, table, column, pairs, key="slug", only_null=False):
         """In the final table, `column` of the rows whose `key` is the first item of
         one of `pairs` is its second (with `only_null`: where the row has none)."""
+        self.flush_all()  # before `pairs` are read: they may come from `select`
         values = f"derived_{table}_{column}"
         self.db.execute(f"CREATE TEMP TABLE [{values}] (key TEXT PRIMARY KEY, value)")
         self.db.conn.executemany(f"INSERT INTO temp.[{values}] VALUES (?, ?)", pairs)

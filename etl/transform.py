@@ -143,10 +143,9 @@ def default_citation_kind(publisher, article, kind, vendor_names):
 
 
 def cross_file_columns(stage):
-    """Fill the columns that depend on rows of other files, once every file is staged."""
-    keyed = (row for row in stage.select("articles", ("translation_key", "slug", "language"), order_by=("translation_key", "slug"))
-             if row[0])
-    stage.set_column("articles", "translation", translations(keyed))
+    """Set the columns that depend on rows of other files, once every file is staged."""
+    articles = stage.select("articles", ("translation_key", "slug", "language"), order_by=("translation_key", "slug"))
+    stage.set_column("articles", "translation", translations(row for row in articles if row[0]))
     stage.set_column("accelerators", "fp4_formats", fp4_formats(
         stage.select("accelerators", ("slug",)), stage.select("format_support", ("accelerator", "format")),
         list(stage.select("number_formats", ("slug", "family")))))
