@@ -12,7 +12,7 @@ from collections import defaultdict
 
 import sqlite_utils
 
-from .schema import GENERATED, TABLES
+from .schema import GENERATED, TABLES, TABLES_BY_NAME
 from .transform import COLUMNS, LINKS, STAGED, link_table_name, singular
 
 COLUMN_TYPES = {"int": int, "bool": int, "number": float, "quantity": float}
@@ -30,17 +30,50 @@ ORDER BY a.vendor, a.name
 DENSE_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8", "int4")
 
 
+def primary_key(table):
+    return "slug" if any(f.name == "slug" for f in table.columns) else "data_release"
+
+
 def create_table(db, table):
     columns = {f.name: COLUMN_TYPES.get(f.kind, str) for f in table.columns}
-    pk = "slug" if "slug" in columns else "data_release"
+    pk = primary_key(table)
     db[table.name].create(
         columns, pk=pk,
         not_null={f.name for f in table.columns if f.required or f.name == pk},
         foreign_keys=[(f.name, f.ref, "slug") for f in table.columns if f.kind == "ref"],
     )
-    for f in table.columns:
-        if f.kind in INDEXED_KINDS and f.name != pk:
-            db[table.name].create_index([f.name])
+
+
+def create_indexes(db):
+    """Every index, once the rows are in: SQLite then builds each by one sort, not row by row."""
+    for table in TABLES + GENERATED:
+        for f in table.columns:
+            if (f.kind in INDEXED_KINDS or is_facet_column(f)) and f.name != primary_key(table):
+                db[table.name].create_index(index_columns(table, f))
+    for link, (table, field) in LINKS.items():
+        db[link].create_index([singular(TABLES_BY_NAME[table].field(field).ref)])
+    # Row pages and the compare page look up the citations of one row.
+    db["citations"].create_index(["table_name", "row_slug"])
+
+
+def index_columns(table, field):
+    """The columns of `field`'s index.
+
+    A facet column's index also holds the table's other facet columns, tag
+    arrays last, so that counting a facet on a filtered page (`?language=fr`
+    then a count per category, or per topic) reads an index alone: with one
+    column per index SQLite reads every matching row, 50 to 60 ms per facet
+    on 20,000 articles.
+    """
+    if not is_facet_column(field):
+        return [field.name]
+    others = [f for f in table.columns if f.facet and f is not field]
+    return [field.name] + [f.name for f in sorted(others, key=lambda f: f.kind == "list")]
+
+
+def is_facet_column(field):
+    """A facet on a column's values (a tag facet counts the items of JSON arrays)."""
+    return field.facet and field.kind != "list"
 
 
 def creation_order(tables):
@@ -64,7 +97,6 @@ def create_link_tables(db):
                 name = link_table_name(table, field)
                 db[name].create({left: str, right: str}, pk=(left, right), not_null={left, right},
                                 foreign_keys=[(left, table.name, "slug"), (right, field.ref, "slug")])
-                db[name].create_index([right])
 
 
 def create_search(db):
@@ -84,8 +116,6 @@ def create_schema(db):
     for table in creation_order(TABLES + GENERATED):
         create_table(db, table)
     create_link_tables(db)
-    # Row pages and the compare page look up the citations of one row.
-    db["citations"].create_index(["table_name", "row_slug"])
 
 
 STAGE_FLUSH_ROWS = 2000  # rows buffered per table before they go to SQLite
@@ -191,6 +221,7 @@ class Stage:
             conn.execute(f"INSERT INTO release ({names(release)}) VALUES ({', '.join('?' * len(release))})",
                          list(release.values()))
             create_views(db)
+        create_indexes(db)
         create_search(db)
         # `main.`: the staged rows stay in the temporary file until it is closed (dropping them costs time).
         violations = db.execute("PRAGMA main.foreign_key_check").fetchall()

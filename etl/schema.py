@@ -34,7 +34,7 @@ class Field:
     ref: str | None = None           # table referenced by ref/refs fields
     choices: tuple = ()              # allowed values of enum fields
     minimum: float | None = None     # inclusive lower bound of ints
-    facet: bool = False              # offered as a default facet in Datasette
+    facet: bool = False              # a default facet in Datasette (its index holds the other facet columns)
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
@@ -131,7 +131,7 @@ TABLES = (
         Field("takeaways", "list", "Key takeaways the listing gives (JSON array)."),
         Field("published", "date", "Publication date the listing gives.", facet=True),
         Field("reading_minutes", "int", "Reading time the listing gives, in minutes.", minimum=1),
-        Field("author", "text", "Author, only where a page names one.", facet=True),
+        Field("author", "text", "Author, only where a page names one."),
         Field("accelerators", "refs", "Accelerators the article discusses.", ref="accelerators"),
         Field("topics", "refs", "Topics the article covers.", ref="topics"),
         Field("seed", "list", "Listing files the article was read from (JSON array)."),
@@ -139,7 +139,7 @@ TABLES = (
     ), label="label", sort_desc="published", search=("title", "subtitle", "summary", "takeaways"),
         derived=(
         Field("label", "text", "Display label: the title, or a label derived from the summary (marked as derived) when the listing gives no title."),
-        Field("label_derived", "bool", "1 when the label is derived from the summary rather than a title.", facet=True),
+        Field("label_derived", "bool", "1 when the label is derived from the summary rather than a title."),
         Field("translation", "ref", "The other-language version of this article.", ref="articles"),
         Field("accelerator_tags", "list", "Accelerator slugs (JSON array, for faceting; the link table is article_accelerators).", facet=True),
         Field("topic_tags", "list", "Topic slugs (JSON array, for faceting; the link table is article_topics).", facet=True),
@@ -160,7 +160,7 @@ TABLES = (
         slug(),
         Field("vendor", "ref", "Maker.", required=True, ref="vendors", facet=True),
         Field("name", "text", "Product name.", required=True),
-        Field("family", "text", "Product family or generation.", facet=True),
+        Field("family", "text", "Product family or generation."),
         Field("architecture", "text", "Microarchitecture."),
         Field("device_class", "enum", "Kind of device.", required=True, choices=DEVICE_CLASSES, facet=True),
         Field("form_factor", "text", "Form factor (SXM, PCIe, OAM, module, system...)."),

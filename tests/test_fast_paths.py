@@ -1,0 +1,133 @@
+"""The serving shortcuts give what Datasette itself would give, only faster."""
+
+import copy
+import math
+
+import pytest
+from datasette.views.base import ureg
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from etl.load import index_columns, is_facet_column
+from etl.schema import TABLES_BY_NAME
+from plugins.facets import COUNT_SQL
+from plugins.shared_metadata import read_only
+from plugins.units import with_unit
+
+UNITS = ["GB", "GB/s", "W", "TFLOPS"]
+
+
+# --- metadata shared, not copied ---------------------------------------------
+
+async def test_served_metadata_is_shared_on_deep_copy(ds, client):
+    metadata = ds._metadata_local
+    copied = copy.deepcopy(metadata)
+    columns = metadata["databases"]["computekb"]["tables"]["accelerators"]["columns"]
+    assert copied["databases"]["computekb"]["tables"]["accelerators"]["columns"] is columns
+    assert copied["plugins"] is metadata["plugins"]
+
+
+async def test_shared_metadata_cannot_be_changed(ds, client):
+    tables = ds._metadata_local["databases"]["computekb"]["tables"]
+    with pytest.raises(TypeError):
+        tables["accelerators"]["columns"]["memory_gb"] = "changed"
+    with pytest.raises(TypeError):
+        tables["accelerators"]["facets"].append("family")
+    with pytest.raises(TypeError):
+        ds._metadata_local["plugins"]["datasette-dashboards"].clear()
+
+
+def test_read_only_keeps_every_value():
+    value = {"a": [1, {"b": "c"}], "d": {"e": [None, 2.5]}}
+    shared = read_only(value)
+    assert shared == value
+    assert copy.deepcopy(shared) is shared
+
+
+async def test_datasette_still_fills_in_inherited_metadata(client):
+    # Datasette writes the license into the database and table metadata it renders.
+    for path in ("/computekb", "/computekb/accelerators", "/computekb/accelerators/nvidia-h100-sxm"):
+        response = await client.get(path)
+        assert response.status_code == 200
+        assert "CC BY 4.0" in response.text, path
+
+
+# --- units ---------------------------------------------------------------------
+
+def datasette_display(value, unit):
+    """Datasette 0.65's own code for a cell with a unit (datasette/views/table.py)."""
+    quantity = value * ureg(unit)
+    quantity = round(quantity.to_compact(), 6)
+    return f"{quantity:~P}".replace(" ", "&nbsp;")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(UNITS),
+       st.one_of(st.integers(-10**9, 10**12), st.floats(allow_nan=False, allow_infinity=False, min_value=-1e15, max_value=1e15)))
+def test_unit_display_is_datasettes(unit, value):
+    assert str(with_unit(value, unit)) == datasette_display(value, unit)
+
+
+@pytest.mark.parametrize("value", [0, 0.0, -0.0, 1000, 1000.0, 999.9999999, 1e-9, math.inf])
+@pytest.mark.parametrize("unit", UNITS)
+def test_unit_display_is_datasettes_at_the_edges(unit, value):
+    assert str(with_unit(value, unit)) == datasette_display(value, unit)
+
+
+async def test_unit_cells_of_a_table_page_are_shown_with_their_unit(client, conn):
+    row = conn.execute("select slug, tdp_w from accelerators where tdp_w >= 1000 order by slug limit 1").fetchone()
+    html = (await client.get(f"/computekb/accelerators?slug={row['slug']}")).text
+    assert datasette_display(row["tdp_w"], "W") in html
+
+
+# --- tag facets ------------------------------------------------------------------
+
+@pytest.mark.parametrize("column, link_table, tag", [("topic_tags", "article_topics", "topic"),
+                                                     ("accelerator_tags", "article_accelerators", "accelerator")])
+@pytest.mark.parametrize("language", ["en", "fr"])
+async def test_tag_facet_counts_match_the_link_tables(client, conn, column, link_table, tag, language):
+    data = (await client.get(f"/computekb/articles.json?language={language}&_facet_size=max")).json()
+    counted = {r["value"]: r["count"] for r in data["facet_results"][column]["results"]}
+    expected = dict(conn.execute(
+        f"select l.{tag}, count(*) from {link_table} l join articles a on a.slug = l.article "
+        f"where a.language = ? group by l.{tag}", (language,)).fetchall())
+    assert counted == expected
+
+
+async def test_a_tag_facet_value_filters_and_toggles(client, conn):
+    topic = conn.execute("select topic from article_topics group by topic order by count(*) desc limit 1").fetchone()[0]
+    data = (await client.get(f"/computekb/articles.json?topic_tags__arraycontains={topic}")).json()
+    expected = conn.execute("select count(*) from article_topics where topic = ?", (topic,)).fetchone()[0]
+    assert data["filtered_table_rows_count"] == expected
+    chosen = next(r for r in data["facet_results"]["topic_tags"]["results"] if r["value"] == topic)
+    assert chosen["selected"] and chosen["count"] == expected
+    assert "topic_tags__arraycontains" not in chosen["toggle_url"]
+
+
+# --- facet indexes -----------------------------------------------------------------
+
+def test_facet_indexes_hold_every_facet_column():
+    articles = TABLES_BY_NAME["articles"]
+    facet_columns = {f.name for f in articles.columns if f.facet}
+    assert {"site", "language", "category", "topic_tags"} <= facet_columns
+    for name in facet_columns - {"accelerator_tags", "topic_tags"}:
+        columns = index_columns(articles, articles.field(name))
+        assert columns[0] == name and set(columns) == facet_columns
+        assert columns[-2:] == ["accelerator_tags", "topic_tags"]
+
+
+@pytest.mark.parametrize("facet", ["site", "category", "published"])
+def test_a_facet_count_on_a_filtered_table_reads_an_index_only(conn, facet):
+    sql = (f"select {facet} as value, count(*) as count from (select * from articles where language = 'fr') "
+           f"where {facet} is not null group by {facet} order by count desc, value limit 16")
+    assert_index_only(conn, sql)
+
+
+def assert_index_only(conn, sql):
+    reads = [row[-1] for row in conn.execute("explain query plan " + sql) if " articles " in row[-1] + " "]
+    assert reads and all("COVERING INDEX" in read for read in reads), reads
+
+
+@pytest.mark.parametrize("column", ["topic_tags", "accelerator_tags"])
+def test_a_tag_facet_count_on_a_filtered_table_reads_an_index_only(conn, column):
+    assert_index_only(conn, COUNT_SQL.format(column=column, sql="select * from articles where language = 'fr'", limit=16))
