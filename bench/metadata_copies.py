@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 import datasette.app  # noqa: E402
 
-from bench.serve_bench import pages  # noqa: E402
+from bench.serve_bench import pages, path_at  # noqa: E402
 from etl.serve import make_datasette  # noqa: E402
 
 
@@ -77,12 +77,12 @@ async def measure(db, requests):
     paths = {"database page": "/computekb", **pages(db)}
     print(f"{'page':30} {'copies':>8} {'copy ms':>8} {'lookups':>8} {'lookup ms':>10} {'page ms':>8}")
     for page, path in paths.items():
-        await ds.client.get(path)  # warm-up
+        await ds.client.get(path_at(path, 0))  # warm-up
         for counter in (copies, lookups):
             counter.calls, counter.seconds = 0, 0.0
         started = time.perf_counter()
-        for _ in range(requests):
-            response = await ds.client.get(path)
+        for i in range(requests):
+            response = await ds.client.get(path_at(path, i))
         seconds = (time.perf_counter() - started) / requests
         if response.status_code == 200:
             print(f"{page:30} {copies.calls / requests:8.0f} {copies.seconds / requests * 1000:8.2f} "

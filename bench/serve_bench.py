@@ -78,14 +78,20 @@ def without_row_extras(db, work):
 
 
 def pages(db):
-    """The same kinds of page on both servers, with values taken from the database."""
+    """The same kinds of page on both servers, with values taken from the database.
+
+    A page is one path, or a list of paths requested in turn (`path_at`)."""
     with sqlite3.connect(db) as conn:
-        accelerator = conn.execute("select slug from accelerators order by slug limit 1").fetchone()[0]
+        # Row pages go through different accelerators in turn, as visitors do: nothing
+        # a server keeps from one request (SQLite's page cache, cached cell values)
+        # can serve the same row twice in a row.
+        every = [s for (s,) in conn.execute("select slug from accelerators order by slug")]
+        accelerators = every[::max(1, len(every) // 200)]
         compared = [s for (s,) in conn.execute("select slug from accelerators order by slug limit 3")]
         word = conn.execute("select title from articles where title is not null limit 1").fetchone()[0].split()[1]
         currency = conn.execute("select currency from cloud_offers group by currency order by count(*) desc").fetchone()[0]
     return {
-        "row page": f"/computekb/accelerators/{accelerator}",
+        "row page": [f"/computekb/accelerators/{slug}" for slug in accelerators],
         "table page": "/computekb/articles",
         "filtered + faceted": f"/computekb/cloud_offers?currency={currency}&_facet=provider&_facet=accelerator",
         "filtered + faceted (articles)": "/computekb/articles?language=fr&_facet=category&_facet=site",
@@ -93,6 +99,10 @@ def pages(db):
         "compare page": "/-/compare?ids=" + ",".join(compared),
         "dashboard": "/-/dashboards/accelerator-landscape",
     }
+
+
+def path_at(path, i):
+    return path if isinstance(path, str) else path[i % len(path)]
 
 
 def timed_get(client, url):
@@ -116,7 +126,7 @@ def run(servers, paths, requests, warmup, deadline):
                 if time.monotonic() > stop:
                     break
                 for name, url in servers.items():
-                    seconds, status = timed_get(client, url + path)
+                    seconds, status = timed_get(client, url + path_at(path, i))
                     statuses[page][name] = status
                     if i >= warmup:
                         times[page][name].append(seconds)
