@@ -6,23 +6,38 @@ copies on an accelerator row page, 800 on the database page. Our metadata is
 large (a description for every column, the dashboards), so those copies cost
 more than rendering some pages. At startup the metadata is turned into
 read-only dicts and lists whose deep copy is themselves: nothing can change
-them (a write raises TypeError), so sharing is safe.
+them, so sharing is safe.
 
-Datasette itself writes into some levels of the metadata on every page: it
-fills in the inherited source and license of the database and table dicts, and
-adds a `name` key to each canned query. Those levels stay ordinary dicts; what
-is below them (a table's column descriptions, units, facets, sortable columns,
-and the plugins' configuration) is where the size is, and is shared.
+Datasette itself writes into the metadata on some pages: it fills in the
+inherited source and license of the database and table dicts it renders, and
+adds a `name` key to each canned query. The inherited values are filled in
+here once, so that its later writes change nothing, and a read-only dict
+accepts a write that changes nothing (any other raises TypeError). Canned
+queries stay ordinary dicts.
 """
 
 from datasette import hookimpl
+
+# What Datasette.update_with_inherited_metadata writes into database and table metadata.
+INHERITED = ("source", "source_url", "license", "license_url", "about", "about_url")
+MUTABLE_KEYS = {"queries"}
+ABSENT = object()
+
 
 def read_only_error(*args, **kwargs):
     raise TypeError("the served metadata is read-only")
 
 
 class ReadOnlyDict(dict):
-    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = __ior__ = read_only_error
+    pop = popitem = clear = setdefault = __delitem__ = __ior__ = read_only_error
+
+    def __setitem__(self, key, value):
+        if self.get(key, ABSENT) != value:
+            read_only_error()
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
 
     def __deepcopy__(self, memo):
         return self
@@ -43,28 +58,27 @@ class ReadOnlyList(list):
 
 
 def read_only(value):
-    """`value` with every dict and list in it made read-only."""
+    """`value` with every dict and list in it made read-only, except under MUTABLE_KEYS."""
     if isinstance(value, dict):
-        return ReadOnlyDict({key: read_only(item) for key, item in value.items()})
+        return ReadOnlyDict({key: item if key in MUTABLE_KEYS else read_only(item) for key, item in value.items()})
     if isinstance(value, list):
         return ReadOnlyList(read_only(item) for item in value)
     return value
 
 
-def share_large_parts(metadata):
-    """A copy of `metadata` with the parts Datasette never writes to made read-only."""
-    shared = {**metadata, "plugins": read_only(metadata.get("plugins", {}))}
-    shared["databases"] = {name: share_database(database) for name, database in metadata.get("databases", {}).items()}
-    return shared
+def with_inherited(metadata):
+    """`metadata` with the values Datasette would fill in already in each database and table dict."""
+    def inherit(level):
+        return {**level, **{key: level.get(key) or metadata.get(key) for key in INHERITED}}
 
-
-def share_database(database):
-    tables = {name: {key: read_only(value) for key, value in table.items()}
-              for name, table in database.get("tables", {}).items()}
-    return {**database, "tables": tables, "plugins": read_only(database.get("plugins", {}))}
+    databases = {}
+    for name, database in (metadata.get("databases") or {}).items():
+        tables = {table: inherit(table_metadata) for table, table_metadata in (database.get("tables") or {}).items()}
+        databases[name] = {**inherit(database), "tables": tables}
+    return {**metadata, "databases": databases}
 
 
 @hookimpl
 def startup(datasette):
     # The metadata given with -m or Datasette(metadata=...); no public setter in 0.65.
-    datasette._metadata_local = share_large_parts(datasette._metadata_local)
+    datasette._metadata_local = read_only(with_inherited(datasette._metadata_local))

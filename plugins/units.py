@@ -2,15 +2,22 @@
 
 Datasette 0.65 formats each cell of a column with a unit by parsing the unit
 with pint, multiplying and calling `to_compact()`: about 0.3 ms per cell, the
-largest cost of an accelerator's row page and 8 of them per accelerator row on
-table pages. The same formula is used here, with the parsed unit kept and the
-result cached per (value, unit): a column's values repeat (80 GB, 700 W), and
-the data is immutable while served.
+largest cost of an accelerator's row page, and 8 cells per accelerator on a
+table page. Most of that work depends on the unit alone (parsing it, finding
+its base units and the SI prefixes), so here it is done once per unit, and the
+two conversions that depend on the value are left to pint, as `to_compact()`
+does them (datasette/vendored/pint/facets/plain/qto.py). The results are also
+cached per (value, unit): a column's values repeat (80 GB, 700 W), and the data
+is immutable while served. tests/test_fast_paths.py compares the output with
+Datasette's own code.
 """
 
+import bisect
+import math
 from functools import lru_cache
 
 from datasette import hookimpl
+from datasette.vendored.pint.util import infer_base_unit
 from datasette.views.base import ureg
 from markupsafe import Markup
 
@@ -20,10 +27,48 @@ def unit_quantity(unit):
     return ureg(unit)
 
 
+@lru_cache(maxsize=None)
+def si_prefixes():
+    """(powers of ten, prefix names) of the registry's SI prefixes, sorted, as to_compact() lists them."""
+    prefixes = {}
+    for prefix in ureg._prefixes.values():
+        scale = prefix.converter.scale
+        if scale and int(math.log10(scale)) == math.log10(scale):
+            prefixes[int(math.log10(scale))] = prefix.name
+        elif not scale:
+            prefixes[0] = ""  # the empty prefix (scale 1 also lands here, as 10**0)
+    ordered = sorted(prefixes.items())
+    return [power for power, _ in ordered], [name for _, name in ordered]
+
+
+@lru_cache(maxsize=None)
+def base_of(unit):
+    """The base units of `unit`, and which of them takes the prefix, with its power."""
+    base = infer_base_unit(unit_quantity(unit), registry=ureg)
+    units = list(base.items())
+    name, power = ([u for u in units if u[1] > 0] or units)[0]
+    return base, name, power
+
+
+@lru_cache(maxsize=None)
+def prefixed(unit, exponent):
+    """The units `unit` is shown in when its base magnitude is about 10**exponent."""
+    base, name, _ = base_of(unit)
+    powers, names = si_prefixes()
+    index = bisect.bisect_left(powers, exponent)
+    return base.rename(name, names[index if index < len(names) else -1] + name)
+
+
 def compact(value, unit):
     """What Datasette 0.65 shows for `value` in a column of `unit` (datasette/views/table.py)."""
-    quantity = round((value * unit_quantity(unit)).to_compact(), 6)
-    return Markup(f"{quantity:~P}".replace(" ", "&nbsp;"))
+    quantity = value * unit_quantity(unit)
+    magnitude = quantity.magnitude
+    if magnitude != 0 and not math.isnan(magnitude) and not math.isinf(magnitude):
+        _, _, power = base_of(unit)
+        scale = math.log10(abs(quantity.to(base_of(unit)[0]).magnitude)) / float(power) / 3
+        exponent = (math.floor(scale) if power > 0 else math.ceil(scale)) * 3
+        quantity = quantity.to(prefixed(unit, exponent))
+    return Markup(f"{round(quantity, 6):~P}".replace(" ", "&nbsp;"))
 
 
 # typed: pint shows 24 as "24 GB" and 24.0 as "24.0 GB"

@@ -37,6 +37,14 @@ async def test_shared_metadata_cannot_be_changed(ds, client):
         ds._metadata_local["plugins"]["datasette-dashboards"].clear()
 
 
+async def test_datasette_may_only_rewrite_what_is_there(ds, client):
+    table = ds._metadata_local["databases"]["computekb"]["tables"]["accelerators"]
+    table.update({"license": table["license"]})  # as Datasette does on each table page
+    assert table["license"] == ds._metadata_local["license"]
+    with pytest.raises(TypeError):
+        table.update({"license": "another license"})
+
+
 def test_read_only_keeps_every_value():
     value = {"a": [1, {"b": "c"}], "d": {"e": [None, 2.5]}}
     shared = read_only(value)
@@ -53,6 +61,11 @@ async def test_datasette_still_fills_in_inherited_metadata(client):
 
 
 # --- units ---------------------------------------------------------------------
+
+@pytest.fixture(autouse=True, scope="module")
+async def custom_units(client):
+    """Datasette defines the metadata's custom units (FLOPS) in pint when it starts."""
+
 
 def datasette_display(value, unit):
     """Datasette 0.65's own code for a cell with a unit (datasette/views/table.py)."""
