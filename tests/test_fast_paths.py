@@ -2,8 +2,10 @@
 
 import copy
 import math
+import sqlite3
 
 import pytest
+from datasette.app import Datasette
 from datasette.views.base import ureg
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -144,3 +146,17 @@ def assert_index_only(conn, sql):
 @pytest.mark.parametrize("column", ["topic_tags", "accelerator_tags"])
 def test_a_tag_facet_count_on_a_filtered_table_reads_an_index_only(conn, column):
     assert_index_only(conn, COUNT_SQL.format(column=column, sql="select * from articles where language = 'fr'", limit=16))
+
+
+async def test_allow_rules_in_shared_metadata_still_apply(tmp_path, client):
+    # `client` first: our plugins are loaded (and stay loaded) for every Datasette in the process.
+    path = tmp_path / "private.db"
+    sqlite3.connect(path).execute("create table secrets (id integer primary key)").connection.commit()
+    private = Datasette([str(path)], metadata={"databases": {"private": {"tables": {"secrets": {"allow": {"id": "root"}}}}}})
+    await private.invoke_startup()
+    rules = private._metadata_local["databases"]["private"]["tables"]["secrets"]
+    assert copy.deepcopy(rules) is rules  # shared
+    for _ in range(2):  # the second answer comes from the cached rules
+        assert (await private.client.get("/private/secrets")).status_code == 403
+    cookies = {"ds_actor": private.sign({"a": {"id": "root"}}, "actor")}
+    assert (await private.client.get("/private/secrets", cookies=cookies)).status_code == 200
