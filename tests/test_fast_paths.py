@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from etl.load import index_columns, is_facet_column
 from etl.schema import TABLES_BY_NAME
-from plugins.facets import COUNT_SQL
+from plugins.facets import COUNT_SQL, without_repeated_facets
 from plugins.shared_metadata import read_only
 from plugins.units import with_unit
 
@@ -160,3 +160,26 @@ async def test_allow_rules_in_shared_metadata_still_apply(tmp_path, client):
         assert (await private.client.get("/private/secrets")).status_code == 403
     cookies = {"ds_actor": private.sign({"a": {"id": "root"}}, "actor")}
     assert (await private.client.get("/private/secrets", cookies=cookies)).status_code == 200
+
+
+# --- facets asked for twice ------------------------------------------------------------
+
+@pytest.mark.parametrize("query, expected", [
+    ("language=fr&_facet=category&_facet=site", "language=fr"),
+    ("_facet=author&_facet=author&_facet_size=5", "_facet=author&_facet_size=5"),
+    ("_facet_tags=topic_tags&_facet_array=topic_tags", "_facet_array=topic_tags"),
+    ("_facet=author&q=a%20b", "_facet=author&q=a%20b"),  # nothing dropped: the query string as it came
+])
+def test_repeated_facets_are_dropped(query, expected):
+    defaults = {("column", "category"), ("column", "site"), ("tags", "topic_tags")}
+    assert without_repeated_facets(query, defaults) == expected
+
+
+async def test_a_default_facet_asked_for_again_gives_the_same_page(client):
+    plain = (await client.get("/computekb/articles.json?language=fr")).json()
+    asked = (await client.get("/computekb/articles.json?language=fr&_facet=category&_facet=site&_facet=author")).json()
+    assert set(asked["facet_results"]) == set(plain["facet_results"]) | {"author"}
+    def counts(facet):
+        return [(r["value"], r["count"]) for r in facet["results"]]
+    for name, facet in plain["facet_results"].items():
+        assert counts(asked["facet_results"][name]) == counts(facet), name
