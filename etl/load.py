@@ -16,7 +16,6 @@ from .schema import GENERATED, TABLES, TABLES_BY_NAME
 from .transform import COLUMNS, LINKS, STAGED, link_table_name, singular
 
 COLUMN_TYPES = {"int": int, "bool": int, "number": float, "quantity": float}
-INDEXED_KINDS = {"ref", "enum", "date", "int", "number", "quantity", "bool"}
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"  # "memoire" finds "mémoire"
 
 DENSE_THROUGHPUT_VIEW = """
@@ -48,7 +47,7 @@ def create_indexes(db):
     """Every index, once the rows are in: SQLite then builds each by one sort, not row by row."""
     for table in TABLES + GENERATED:
         for f in table.columns:
-            if (f.kind in INDEXED_KINDS or is_facet_column(f)) and f.name != primary_key(table):
+            if is_indexed(table, f):
                 db[table.name].create_index(index_columns(table, f))
     for link, (table, field) in LINKS.items():
         db[link].create_index([singular(TABLES_BY_NAME[table].field(field).ref)])
@@ -69,6 +68,18 @@ def index_columns(table, field):
         return [field.name]
     others = [f for f in table.columns if f.facet and f is not field]
     return [field.name] + [f.name for f in sorted(others, key=lambda f: f.kind == "list")]
+
+
+def is_indexed(table, field):
+    """References (joins, and the links a row page counts), facets and the default sort.
+
+    Other columns are filtered and sorted without an index: an index per
+    column (a model's layer count, a site's announced word count) costs build
+    time on every table and helps only the large ones.
+    """
+    if field.name == primary_key(table):
+        return False
+    return field.kind == "ref" or is_facet_column(field) or field.name in (table.sort, table.sort_desc)
 
 
 def is_facet_column(field):
