@@ -11,7 +11,8 @@ Both costs grow with the size of the metadata, so plain `datasette -i` (no
 metadata) does not pay them. This script serves the database in-process
 exactly as `computekb serve` does (etl.serve.make_datasette), counts and times
 those copies and lookups, per page of the serving benchmark (the times
-overlap: a lookup can be inside a permission check).
+overlap: a lookup can be inside a permission check). plugins/shared_metadata.py
+is what keeps the copies at zero: a regression there shows here first.
 """
 
 import argparse
