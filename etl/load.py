@@ -29,6 +29,12 @@ ORDER BY a.vendor, a.name
 DENSE_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8", "int4")
 
 
+def table_of(db, name):
+    """sqlite-utils' Table for `name`, known to be a table: `db[name]` asks SQLite
+    for the list of views first, hundreds of times in a build."""
+    return sqlite_utils.db.Table(db, name)
+
+
 def primary_key(table):
     return "slug" if any(f.name == "slug" for f in table.columns) else "data_release"
 
@@ -36,7 +42,7 @@ def primary_key(table):
 def create_table(db, table):
     columns = {f.name: COLUMN_TYPES.get(f.kind, str) for f in table.columns}
     pk = primary_key(table)
-    db[table.name].create(
+    table_of(db, table.name).create(
         columns, pk=pk,
         not_null={f.name for f in table.columns if f.required or f.name == pk},
         foreign_keys=[(f.name, f.ref, "slug") for f in table.columns if f.kind == "ref"],
@@ -48,11 +54,11 @@ def create_indexes(db):
     for table in TABLES + GENERATED:
         for f in table.columns:
             if is_indexed(table, f):
-                db[table.name].create_index(index_columns(table, f))
+                table_of(db, table.name).create_index(index_columns(table, f))
     for link, (table, field) in LINKS.items():
-        db[link].create_index([singular(TABLES_BY_NAME[table].field(field).ref)])
+        table_of(db, link).create_index([singular(TABLES_BY_NAME[table].field(field).ref)])
     # Row pages and the compare page look up the citations of one row.
-    db["citations"].create_index(["table_name", "row_slug"])
+    table_of(db, "citations").create_index(["table_name", "row_slug"])
 
 
 def index_columns(table, field):
@@ -106,14 +112,14 @@ def create_link_tables(db):
             if field.kind == "refs":
                 left, right = singular(table.name), singular(field.ref)
                 name = link_table_name(table, field)
-                db[name].create({left: str, right: str}, pk=(left, right), not_null={left, right},
+                table_of(db, name).create({left: str, right: str}, pk=(left, right), not_null={left, right},
                                 foreign_keys=[(left, table.name, "slug"), (right, field.ref, "slug")])
 
 
 def create_search(db):
     for table in TABLES:
         if table.search:
-            db[table.name].enable_fts(list(table.search), fts_version="FTS5", tokenize=FTS_TOKENIZER)
+            table_of(db, table.name).enable_fts(list(table.search), fts_version="FTS5", tokenize=FTS_TOKENIZER)
 
 
 def create_views(db):
@@ -160,7 +166,7 @@ class Stage:
             db.execute(f"PRAGMA {pragma}")
         create_schema(db)
         for name, columns in STAGED.items():
-            assert list(db[name].columns_dict) == COLUMNS[name], name  # file_tables writes tuples in this order
+            assert list(table_of(db, name).columns_dict) == COLUMNS[name], name  # file_tables writes tuples in this order
             db.execute(f"CREATE TEMP TABLE [{staged(name)}] ({names(columns)})")
         self.buffers = defaultdict(list)
         self.derived = defaultdict(list)  # table: [(column, key column, only where null, temp table of values)]
@@ -209,7 +215,7 @@ class Stage:
             columns[column] = (f"coalesce(s.[{column}], d{i}.value)" if only_null
                                else f"iif(d{i}.key IS NULL, s.[{column}], d{i}.value)")
         self.db.execute(f"INSERT INTO main.[{name}] ({names(columns)}) SELECT {', '.join(columns.values())} "
-                        f"FROM temp.[{staged(name)}] s{joins} ORDER BY {names(self.db[name].pks, 's.')}")
+                        f"FROM temp.[{staged(name)}] s{joins} ORDER BY {names(table_of(self.db, name).pks, 's.')}")
 
     def copy_links(self, link):
         """A link table, from the JSON array of slugs staged with each row of its table."""
@@ -245,6 +251,6 @@ def table_counts(path):
     """Rows per table, full-text index tables left out."""
     db = sqlite_utils.Database(path)
     try:
-        return {name: db[name].count for name in db.table_names() if "_fts" not in name and not name.startswith("sqlite_")}
+        return {name: table_of(db, name).count for name in db.table_names() if "_fts" not in name and not name.startswith("sqlite_")}
     finally:
         db.conn.close()
