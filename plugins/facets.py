@@ -36,6 +36,9 @@ class TagsFacet(ArrayFacet):
     async def facet_results(self):
         # The tag columns are counted at the same time, on Datasette's query threads
         # (SQLite lets go of the GIL while it counts): one tag facet's time, not the sum.
+        # Datasette 0.65 runs its own queries one at a time since a hang with named
+        # in-memory databases (simonw/datasette#2189); tag facets are configured only
+        # for tables of the computekb file, served through the thread pool.
         columns = [(c["config"].get("column") or c["config"]["simple"], c["source"]) for c in self.get_configs()]
         counts = await asyncio.gather(*(self.count(column, source) for column, source in columns),
                                       return_exceptions=True)
