@@ -88,3 +88,21 @@ def startup(datasette):
     # change: work them out once per table rather than on every check. Bounded,
     # as table names come from URLs.
     datasette._table_permission_allows = lru_cache(maxsize=1024)(datasette._table_permission_allows)
+    datasette.metadata = remembered_lookups(datasette.metadata)
+
+
+def remembered_lookups(lookup):
+    """Datasette.metadata, remembering the answer of each lookup by key.
+
+    Each lookup merges the metadata sources again (`plugin_config()`, which some
+    plugins call for every cell, is one). An answer is a value of the metadata
+    itself, which no longer changes, so it is the same every time. Lookups
+    without a key return a new merged dict that a caller may change: not kept.
+    """
+    remembered = lru_cache(maxsize=4096)(lambda key, database, table, fallback: lookup(key, database, table, fallback))
+
+    def metadata(key=None, database=None, table=None, fallback=True):
+        if key is None:
+            return lookup(key, database, table, fallback)
+        return remembered(key, database, table, fallback)
+    return metadata

@@ -47,6 +47,14 @@ async def test_datasette_may_only_rewrite_what_is_there(ds, client):
         table.update({"license": "another license"})
 
 
+@pytest.mark.parametrize("key, database, table", [
+    ("title", None, None), ("license", "computekb", "accelerators"), ("plugins", "computekb", "articles"),
+    ("units", "computekb", "accelerators"), ("queries", "computekb", None), ("facets", "computekb", "nothing-here")])
+async def test_remembered_lookups_answer_as_datasette_does(ds, client, key, database, table):
+    assert ds.metadata(key, database=database, table=table) == Datasette.metadata(ds, key, database, table)
+    assert ds.metadata(key, database=database, table=table) is ds.metadata(key, database=database, table=table)
+
+
 def test_read_only_keeps_every_value():
     value = {"a": [1, {"b": "c"}], "d": {"e": [None, 2.5]}}
     shared = read_only(value)
