@@ -18,7 +18,6 @@ dashboard) have no ratio.
 import argparse
 import os
 import shutil
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -34,13 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.generate import generate  # noqa: E402
 from etl.build import build_database, display_path  # noqa: E402
-from etl.serve import datasette_args  # noqa: E402
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from etl.serve import datasette_args, free_port, wait_until_up  # noqa: E402
 
 
 def start(args):
@@ -49,13 +42,8 @@ def start(args):
     process = subprocess.Popen([sys.executable, "-m", "datasette"] + args + ["--host", "127.0.0.1", "--port", str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/-/versions.json", timeout=2).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            time.sleep(0.2)
+    if wait_until_up(url, process):
+        return process, url
     process.kill()
     raise RuntimeError(f"datasette {' '.join(args)} did not start")
 

@@ -2,8 +2,11 @@
 `serve` command, the tests and `publish`."""
 
 import json
+import socket
+import time
 from pathlib import Path
 
+import httpx
 from datasette.app import Datasette
 
 from .build import inspect_path
@@ -62,3 +65,23 @@ def datasette_args(db_path, host, port):
     for name, value in SETTINGS.items():
         args += ["--setting", name, str(value).lower() if isinstance(value, bool) else str(value)]
     return args
+
+
+def free_port(host="127.0.0.1"):
+    """A TCP port nothing listens on now, for a server started next (tests, benchmarks)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def wait_until_up(url, process, seconds=60):
+    """Wait until the Datasette started as `process` answers at `url`: False if it exits or `seconds` pass first."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(url + "/-/versions.json", timeout=2).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    return False

@@ -1,16 +1,13 @@
 import contextlib
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
-import time
 
-import httpx
 import pytest
 
 from etl.build import build_database
-from etl.serve import ROOT, make_datasette
+from etl.serve import ROOT, free_port, make_datasette, wait_until_up
 
 DATA = ROOT / "data"
 CHROMIUM = "/usr/bin/chromium"
@@ -46,12 +43,6 @@ async def client(ds):
     return ds.client
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def serving(db_path, data_dir=DATA):
     """`computekb serve` of `db_path` on a free loopback port; yields its URL."""
@@ -61,14 +52,7 @@ def serving(db_path, data_dir=DATA):
          "--data", str(data_dir), "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/-/versions.json", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    else:
+    if not wait_until_up(url, process):
         process.kill()
         raise RuntimeError("server did not start: " + process.stdout.read().decode())
     try:

@@ -10,7 +10,7 @@ from datasette.views.base import ureg
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from etl.load import index_columns, is_facet_column
+from etl.load import index_columns
 from etl.schema import TABLES_BY_NAME
 from plugins.facets import COUNT_SQL, without_repeated_facets
 from plugins.shared_metadata import read_only

@@ -11,7 +11,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 import tomllib
 
 import httpx
@@ -21,9 +20,8 @@ from click.testing import CliRunner
 from etl.cli import cli
 from etl.metadata import full_metadata
 from etl.publish import prepare
-from etl.serve import METADATA_YML, PLUGINS_DIR, ROOT, SETTINGS, TEMPLATES_DIR, datasette_args
+from etl.serve import METADATA_YML, PLUGINS_DIR, ROOT, SETTINGS, TEMPLATES_DIR, datasette_args, free_port, wait_until_up
 
-from conftest import free_port
 
 
 @pytest.fixture(scope="module")
@@ -126,15 +124,9 @@ def test_the_dockerfile_command_serves_the_folder(dist):
     process = subprocess.Popen(datasette, cwd=dist, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and process.poll() is None:
-            try:
-                plugins = httpx.get(url + "/-/plugins.json", timeout=2).json()
-                break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        else:
+        if not wait_until_up(url, process):
             pytest.fail("datasette did not start: " + process.stdout.read().decode())
+        plugins = httpx.get(url + "/-/plugins.json", timeout=10).json()
         names = {p["name"] for p in plugins}
         for plugin in PLUGINS_DIR.glob("*.py"):
             if plugin.name != "__init__.py" and re.search(r"@hookimpl", plugin.read_text()):
