@@ -64,8 +64,8 @@ def compact(value, unit):
     quantity = value * unit_quantity(unit)
     magnitude = quantity.magnitude
     if magnitude != 0 and not math.isnan(magnitude) and not math.isinf(magnitude):
-        _, _, power = base_of(unit)
-        scale = math.log10(abs(quantity.to(base_of(unit)[0]).magnitude)) / float(power) / 3
+        base, _, power = base_of(unit)
+        scale = math.log10(abs(quantity.to(base).magnitude)) / float(power) / 3
         exponent = (math.floor(scale) if power > 0 else math.ceil(scale)) * 3
         quantity = quantity.to(prefixed(unit, exponent))
     return Markup(f"{round(quantity, 6):~P}".replace(" ", "&nbsp;"))
