@@ -6,13 +6,16 @@ import sqlite3
 
 import pytest
 from datasette.app import Datasette
+from datasette.database import Database
 from datasette.views.base import ureg
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from etl.load import index_columns
 from etl.schema import TABLES_BY_NAME
+from etl.serve import PLUGINS_DIR
 from plugins.facets import COUNT_SQL, without_repeated_facets
+from plugins.immutable_schema import SCHEMA_METHODS, SCHEMA_SQL, remembered
 from plugins.shared_metadata import read_only
 from plugins.units import with_unit
 
@@ -191,3 +194,90 @@ async def test_a_default_facet_asked_for_again_gives_the_same_page(client):
         return [(r["value"], r["count"]) for r in facet["results"]]
     for name, facet in plain["facet_results"].items():
         assert counts(asked["facet_results"][name]) == counts(facet), name
+
+
+# --- the schema of an immutable database, read once --------------------------------------
+
+DATABASE_WIDE = {"table_names", "view_names", "get_all_foreign_keys", "hidden_table_names"}
+
+
+def schema_questions(conn, method):
+    """Every question `method` can be asked of the database: each table and view, and one that is not there."""
+    if method in DATABASE_WIDE:
+        return [()]
+    names = [name for (name,) in conn.execute("select name from sqlite_master where type in ('table', 'view')")]
+    return [(name,) for name in names + ["no-such-table"]]
+
+
+@pytest.mark.parametrize("method", SCHEMA_METHODS)
+async def test_remembered_schema_answers_as_datasette_does(ds, client, conn, method):
+    db = ds.get_database("computekb")
+    for question in schema_questions(conn, method):
+        answer = await getattr(db, method)(*question)
+        assert answer == await getattr(Database, method)(db, *question), question
+        assert await getattr(db, method)(*question) is answer, question
+
+
+async def test_schema_sql_answers_as_datasette_does(ds, client):
+    db = ds.get_database("computekb")
+    for sql, params in ((SCHEMA_SQL[0], ("ACCELERATORS",)), (SCHEMA_SQL[0], ("nothing",)), (SCHEMA_SQL[1], None)):
+        expected = await Database.execute(db, sql, params)
+        assert [tuple(row) for row in await db.execute(sql, params)] == [tuple(row) for row in expected]
+
+
+async def test_a_remembered_question_runs_no_query(ds, client, monkeypatch):
+    db = ds.get_database("computekb")
+    await db.primary_keys("accelerators")
+    await db.execute(SCHEMA_SQL[0], ("Accelerators",))
+    ran = []
+    monkeypatch.setattr(db, "execute_fn", lambda fn: ran.append(fn))
+    assert await db.primary_keys("accelerators") == ["slug"]
+    assert (await db.execute(SCHEMA_SQL[0], ("Accelerators",))).first()[0] == "accelerators"
+    assert ran == []
+
+
+async def test_remembered_answers_are_read_only(ds, client):
+    db = ds.get_database("computekb")
+    with pytest.raises(TypeError):
+        (await db.primary_keys("accelerators")).append("family")
+    with pytest.raises(TypeError):
+        (await db.get_all_foreign_keys())["accelerators"]["incoming"].clear()
+
+
+async def test_remembered_answers_are_bounded():
+    asked = []
+
+    async def ask(question):
+        asked.append(question)
+        return question
+
+    remembered_ask = remembered(ask, bound=2)
+    for question in (1, 2, 1, 3, 1, 2):
+        assert await remembered_ask(question) == question
+    assert asked == [1, 2, 3, 2]  # 2 was the oldest when 3 came in
+
+
+async def test_an_immutable_database_schema_is_refreshed_once(ds, client, monkeypatch):
+    internal = ds.get_database("_internal")
+    assert (await internal.execute("select count(*) from columns where table_name = 'accelerators'")).single_value() > 0
+    asked = []
+    execute = internal.execute
+    monkeypatch.setattr(internal, "execute", lambda sql, *args, **kwargs: asked.append(sql) or execute(sql, *args, **kwargs))
+    assert (await client.get("/computekb/accelerators")).status_code == 200
+    assert not [sql for sql in asked if "schema_version" in sql]
+
+
+async def test_a_mutable_database_schema_is_read_every_time(tmp_path, client):
+    path = tmp_path / "mutable.db"
+    sqlite3.connect(path).execute("create table notes (title text)").connection.close()
+    mutable = Datasette([str(path)], plugins_dir=str(PLUGINS_DIR))
+    await mutable.invoke_startup()
+    db = mutable.get_database("mutable")
+    assert await db.table_columns("notes") == ["title"]
+    assert (await mutable.client.get("/mutable/notes.json")).status_code == 200
+    await db.execute_write("alter table notes add column body text")
+    assert await db.table_columns("notes") == ["title", "body"]
+    assert (await mutable.client.get("/mutable/notes.json?_shape=objects")).json()["columns"] == ["rowid", "title", "body"]
+    internal = mutable.get_database("_internal")
+    columns = await internal.execute("select name from columns where database_name = 'mutable' and table_name = 'notes' order by cid")
+    assert [row[0] for row in columns] == ["title", "body"]
