@@ -11,14 +11,19 @@ import copy
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Annotated, Literal, Optional
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
+from pydantic import (BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StringConstraints,
+                      ValidationError, create_model)
+
+from etl import validate
 
 from etl.build import build_database, check
 from etl.read import data_files
-from etl.schema import TABLES
+from etl.schema import SLUG_PATTERN, TABLES, TABLES_BY_NAME, Field as SchemaField
 
 from conftest import DATA
 
@@ -156,3 +161,94 @@ def test_mutated_real_files_give_located_problems(real_copy, relative, structura
         check_then_build(real_copy)
     finally:
         path.write_bytes(original)
+
+
+# --- the validators check as pydantic models of the same fields would ----------------------
+
+def reference_model(table):
+    """A pydantic model of `table` written with pydantic's own types, as the validators once were."""
+    slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=120)]
+    text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20_000)]
+    annotations = {
+        "slug": slug, "ref": slug, "refs": list[slug], "list": list[text], "text": text,
+        "url": Annotated[str, StringConstraints(pattern=r"^https?://\S+$", max_length=2000)],
+        "bool": StrictBool, "number": Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)],
+        "date": Annotated[str, BeforeValidator(validate._partial_date)]}
+
+    def annotation(field):
+        if field.kind == "enum":
+            return Literal[field.choices]
+        if field.kind == "int":
+            return Annotated[StrictInt, Field(ge=field.minimum if field.minimum is not None else 1)]
+        if field.kind == "quantity":
+            return Annotated[float, BeforeValidator(validate._quantity(field.unit)), Field(gt=0, allow_inf_nan=False)]
+        return annotations[field.kind]
+
+    fields = {f.name: (annotation(f), ...) if f.required else (Optional[annotation(f)], None) for f in table.fields}
+    if table.slug_from:
+        fields["slug"] = (Optional[slug], None)
+    return create_model(f"{table.name}_reference", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def outcome(validate_values, values):
+    """The clean values, or each error's type, location and message."""
+    try:
+        clean = validate_values(values)
+    except ValidationError as error:
+        return [(e["type"], e["loc"], e["msg"]) for e in error.errors()]
+    return list((clean if isinstance(clean, dict) else clean.__dict__).items())
+
+
+def written_values(record):
+    """A record's values as the validator gets them: each cited value in place of its citation."""
+    return {key: value["value"] if isinstance(value, dict) else value for key, value in record.items()}
+
+
+REAL_RECORDS = [(table, written_values(record)) for path in data_files(DATA)
+                for table, _, record in records_of(yaml.safe_load(path.read_text(encoding="utf-8")))
+                if table in TABLES_BY_NAME]
+REFERENCES = {table.name: reference_model(table) for table in TABLES}
+
+
+NUMBERS = [0, -1, 1, 1.5, -0.0, 1e308, float("inf"), float("nan"), True, 2**63]
+EDGES = NUMBERS + [None, "", " ", " padded ", "x" * 20_001, "https://example.com/a b", "https://example.com/",
+                   "ftp://example.com", "a--b", "-a", "Upper", "nvidia-h100-sxm", "2024", "2024-02-30", 2024,
+                   "2024-1-1", [], ["a", " b "], [1], {"a": 1}]
+ABSENT = object()
+UNKNOWN_FIELD = SchemaField("not_a_field", "text", "A field no table has.")
+
+
+def edge_values(field):
+    """Values at the edges of what `field` accepts, and no value at all."""
+    unit = field.unit or "GB"
+    choices = list(field.choices)
+    return (EDGES + [f"{n} {unit}" for n in NUMBERS] + [f"{n} W" for n in NUMBERS] + [str(n) for n in NUMBERS]
+            + choices + [choice.upper() for choice in choices] + [ABSENT])
+
+
+@pytest.mark.parametrize("table", TABLES, ids=lambda table: table.name)
+def test_every_field_checks_as_a_pydantic_model_would(table):
+    base = next((values for name, values in REAL_RECORDS if name == table.name), {})
+    for field in table.fields + (UNKNOWN_FIELD,):
+        for value in edge_values(field):
+            values = {key: item for key, item in base.items() if key != field.name}
+            if value is not ABSENT:
+                values[field.name] = value
+            expected = outcome(REFERENCES[table.name].model_validate, values)
+            assert outcome(validate.validator_for(table.name), values) == expected, (field.name, value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(REAL_RECORDS), st.data())
+def test_validators_check_as_pydantic_models_would(real, data):
+    table, values = real
+    values = dict(values)
+    fields = TABLES_BY_NAME[table].fields
+    for _ in range(data.draw(st.integers(1, 2))):
+        field = data.draw(st.sampled_from(fields + (UNKNOWN_FIELD,)))
+        value = data.draw(st.sampled_from(edge_values(field)) | scalars)
+        if value is ABSENT:
+            values.pop(field.name, None)
+        else:
+            values[field.name] = value
+    assert outcome(validate.validator_for(table), values) == outcome(REFERENCES[table].model_validate, values)
