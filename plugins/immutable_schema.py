@@ -18,7 +18,7 @@ from collections import OrderedDict
 
 from datasette import hookimpl
 
-from plugins.shared_metadata import read_only
+from etl.read_only import read_only
 
 # Database methods whose answer depends on the schema alone. `label_column_for_table`
 # also reads the table's metadata, which plugins/shared_metadata.py makes read-only.

@@ -20,52 +20,10 @@ from functools import lru_cache
 
 from datasette import hookimpl
 
+from etl.read_only import read_only
+
 # What Datasette.update_with_inherited_metadata writes into database and table metadata.
 INHERITED = ("source", "source_url", "license", "license_url", "about", "about_url")
-MUTABLE_KEYS = {"queries"}
-ABSENT = object()
-
-
-def read_only_error(*args, **kwargs):
-    raise TypeError("the served metadata is read-only")
-
-
-class ReadOnlyDict(dict):
-    pop = popitem = clear = setdefault = __delitem__ = __ior__ = read_only_error
-
-    def __setitem__(self, key, value):
-        if self.get(key, ABSENT) != value:
-            read_only_error()
-
-    def update(self, *args, **kwargs):
-        for key, value in dict(*args, **kwargs).items():
-            self[key] = value
-
-    def __deepcopy__(self, memo):
-        return self
-
-    def __copy__(self):
-        return self
-
-
-class ReadOnlyList(list):
-    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = sort = reverse = read_only_error
-    __iadd__ = __imul__ = read_only_error
-
-    def __deepcopy__(self, memo):
-        return self
-
-    def __copy__(self):
-        return self
-
-
-def read_only(value):
-    """`value` with every dict and list in it made read-only, except under MUTABLE_KEYS."""
-    if isinstance(value, dict):
-        return ReadOnlyDict({key: item if key in MUTABLE_KEYS else read_only(item) for key, item in value.items()})
-    if isinstance(value, list):
-        return ReadOnlyList(read_only(item) for item in value)
-    return value
 
 
 def with_inherited(metadata):

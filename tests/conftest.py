@@ -1,8 +1,10 @@
 import contextlib
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -45,12 +47,17 @@ async def client(ds):
 
 @contextlib.contextmanager
 def serving(db_path, data_dir=DATA):
-    """`computekb serve` of `db_path` on a free loopback port; yields its URL."""
+    """`computekb serve` of `db_path` on a free loopback port; yields its URL.
+
+    The installed `computekb` command, run from the database's folder: as a
+    user runs it, with nothing of the checkout on the import path but what
+    the installation puts there."""
     port = free_port()
+    command = shutil.which("computekb", path=os.path.dirname(sys.executable)) or shutil.which("computekb")
+    assert command, "the `computekb` command is not installed: pip install -e ."
     process = subprocess.Popen(
-        [sys.executable, "-c", "from etl.cli import cli; cli()", "serve", "--db", str(db_path),
-         "--data", str(data_dir), "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT)
+        [command, "serve", "--db", str(db_path), "--data", str(data_dir), "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=Path(db_path).parent)
     url = f"http://127.0.0.1:{port}"
     if not wait_until_up(url, process):
         process.kill()

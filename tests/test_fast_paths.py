@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from etl.load import index_columns
+from etl.read_only import read_only
 from etl.schema import TABLES_BY_NAME
 from etl.serve import PLUGINS_DIR
 from plugins.facets import COUNT_SQL, without_repeated_facets
 from plugins.immutable_schema import SCHEMA_METHODS, SCHEMA_SQL, remembered
-from plugins.shared_metadata import read_only
 from plugins.units import with_unit
 
 UNITS = ["GB", "GB/s", "W", "TFLOPS"]
