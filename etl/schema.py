@@ -2,7 +2,7 @@
 
 Each `Field` says once what a column is: its type, unit, description, whether it
 is required and what it references. From these definitions the build derives the
-SQLite schema (`load.py`), the validation models (`validate.py`) and the column
+SQLite schema (`load.py`), the validators (`validate.py`) and the column
 descriptions and units that Datasette shows (`metadata.py`). Change a field
 here and all three follow.
 """
