@@ -7,7 +7,6 @@ Here rather than in plugins/, as Datasette loads each plugin file on its own
 and `plugins` is not an installed package.
 """
 
-MUTABLE_KEYS = {"queries"}  # canned queries in the metadata: Datasette adds a `name` to each
 ABSENT = object()
 
 
@@ -44,10 +43,11 @@ class ReadOnlyList(list):
         return self
 
 
-def read_only(value):
-    """`value` with every dict and list in it made read-only, except under MUTABLE_KEYS."""
+def read_only(value, mutable_keys=frozenset()):
+    """`value` with every dict and list in it made read-only, except the values of dict keys in `mutable_keys`."""
     if isinstance(value, dict):
-        return ReadOnlyDict({key: item if key in MUTABLE_KEYS else read_only(item) for key, item in value.items()})
+        return ReadOnlyDict({key: item if key in mutable_keys else read_only(item, mutable_keys)
+                             for key, item in value.items()})
     if isinstance(value, list):
-        return ReadOnlyList(read_only(item) for item in value)
+        return ReadOnlyList(read_only(item, mutable_keys) for item in value)
     return value

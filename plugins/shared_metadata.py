@@ -24,6 +24,7 @@ from etl.read_only import read_only
 
 # What Datasette.update_with_inherited_metadata writes into database and table metadata.
 INHERITED = ("source", "source_url", "license", "license_url", "about", "about_url")
+MUTABLE_KEYS = {"queries"}  # canned queries: Datasette adds a `name` to each
 
 
 def with_inherited(metadata):
@@ -41,7 +42,7 @@ def with_inherited(metadata):
 @hookimpl
 def startup(datasette):
     # The metadata given with -m or Datasette(metadata=...); no public setter in 0.65.
-    datasette._metadata_local = read_only(with_inherited(datasette._metadata_local))
+    datasette._metadata_local = read_only(with_inherited(datasette._metadata_local), MUTABLE_KEYS)
     # A table's `allow` rules come from the metadata alone, which can no longer
     # change: work them out once per table rather than on every check. Bounded,
     # as table names come from URLs.

@@ -65,6 +65,13 @@ def test_read_only_keeps_every_value():
     assert copy.deepcopy(shared) is shared
 
 
+async def test_only_canned_queries_stay_mutable_in_the_served_metadata(ds, client):
+    database = ds._metadata_local["databases"]["computekb"]
+    assert database["queries"] and type(database["queries"]) is dict  # Datasette adds a `name` to each
+    with pytest.raises(TypeError):
+        read_only({"queries": [1]})["queries"].append(2)  # not for other read-only values
+
+
 async def test_datasette_still_fills_in_inherited_metadata(client):
     # Datasette writes the license into the database and table metadata it renders.
     for path in ("/computekb", "/computekb/accelerators", "/computekb/accelerators/nvidia-h100-sxm"):
