@@ -18,7 +18,7 @@ import os
 import pickle
 import time
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
@@ -197,15 +197,16 @@ def inspect_path(db_path):
 
 
 def write_inspect(tmp_db, final_db, target):
-    """Datasette's inspect file (table counts, hash) for the immutable database."""
-    final_db = Path(final_db)
+    """Datasette's inspect file (table counts, hash) for the immutable database; return the counts."""
+    final_db, counts = Path(final_db), table_counts(tmp_db)
     data = {final_db.stem: {
         "hash": inspect_hash(Path(tmp_db)),
         "size": Path(tmp_db).stat().st_size,
         "file": final_db.name,
-        "tables": {name: {"count": count} for name, count in table_counts(tmp_db).items()},
+        "tables": {name: {"count": count} for name, count in counts.items()},
     }}
     Path(target).write_text(json.dumps(data, indent=2))
+    return counts
 
 
 def fsync(path):
@@ -238,12 +239,15 @@ def build_database(data_dir, output, cache=True, workers=None, progress=None):
                 "built_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "files": files, "records": records,
             })
-        write_inspect(tmp_db, output, tmp_inspect)
-        fsync(tmp_db)  # the new file is written without syncs: the rename below must not expose a half-written file
+        # The new file is written without syncs: the rename below must not expose a
+        # half-written file. The disk syncs while the inspect file is computed.
+        with ThreadPoolExecutor(1) as syncing:
+            synced = syncing.submit(fsync, tmp_db)
+            counts = write_inspect(tmp_db, output, tmp_inspect)
+            synced.result()
         os.replace(tmp_db, output)
         os.replace(tmp_inspect, inspect_path(output))
     finally:
         for leftover in (tmp_db, tmp_inspect):
             leftover.unlink(missing_ok=True)
-    counts = table_counts(output)
     return {"tables": counts, "seconds": time.perf_counter() - started, "release": data_hash[:12]}
