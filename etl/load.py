@@ -15,7 +15,7 @@ import sqlite_utils
 from sqlite_utils.db import quote_identifier
 
 from .schema import GENERATED, TABLES, TABLES_BY_NAME
-from .transform import COLUMNS, LINKS, STAGED
+from .transform import COLUMNS, LINKS, STAGED, TAG_COUNTS
 
 SQL_TYPES = {"int": "INTEGER", "bool": "INTEGER", "number": "REAL", "quantity": "REAL"}  # other kinds: TEXT
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"  # "memoire" finds "mémoire"
@@ -126,6 +126,24 @@ def is_indexed(table, field):
 def is_facet_column(field):
     """A facet on a column's values (a tag facet counts the items of JSON arrays)."""
     return field.facet and field.kind != "list"
+
+
+def tag_counts_sql():
+    """The tables of TAG_COUNTS, filled from the final rows of their table, and
+    the one index a facet reads (all its columns: the table itself is never read)."""
+    statements = []
+    for name, counts in TAG_COUNTS.items():
+        tag_column, tag, *dimensions, rows = COLUMNS[name]
+        kinds = [TABLES_BY_NAME[counts.table].field(d).kind for d in dimensions]
+        statements.append(table_sql(name, [column_sql(tag_column, "text", not_null=True), column_sql(tag, "text", not_null=True)]
+                                    + [column_sql(d, kind) for d, kind in zip(dimensions, kinds)]
+                                    + [column_sql(rows, "int", not_null=True)]))
+        groups = names(dimensions, "t.")
+        statements += [f"INSERT INTO {quote_identifier(name)} SELECT '{column}', j.value, {groups}, count(*) "
+                       f"FROM {quote_identifier(counts.table)} t, json_each(t.{quote_identifier(column)}) j GROUP BY j.value, {groups}"
+                       for column in counts.tags]
+        statements.append(index_sql(name, COLUMNS[name]))
+    return statements
 
 
 def search_sql():
@@ -254,7 +272,7 @@ class Stage:
             self.copy("citations")
             conn.execute(f"INSERT INTO release ({names(release)}) VALUES ({', '.join('?' * len(release))})",
                          list(release.values()))
-        run_script(db, indexes_sql() + search_sql() + ["ANALYZE main"])
+        run_script(db, indexes_sql() + tag_counts_sql() + search_sql() + ["ANALYZE main"])
         # `main.`: the staged rows stay in the temporary file until it is closed (dropping them costs time).
         violations = db.execute("PRAGMA main.foreign_key_check").fetchall()
         if violations:

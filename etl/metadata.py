@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from .schema import GENERATED, TABLES
-from .transform import link_table_name, singular
+from .transform import TAG_COUNTS, link_table_name, singular
 from .units import DEFINITIONS
 
 DATABASE = "computekb"
@@ -58,9 +58,25 @@ def link_tables_metadata():
     return meta
 
 
+def tag_counts_metadata():
+    """The tables behind the tag facets: hidden from the table lists, open to SQL."""
+    meta = {}
+    for name, counts in TAG_COUNTS.items():
+        columns = {"tag_column": f"The tag column counted: {', '.join(counts.tags)}.",
+                   "tag": "A tag of that column.", "rows": f"Rows of {counts.table} with this tag and these values."}
+        meta[name] = {
+            "description": f"What the tag facets of {counts.table} count: its rows per tag and per combination "
+                           f"of {', '.join(counts.dimensions)}.",
+            "hidden": True,
+            "columns": {**columns, **{d: f"As in {counts.table}.{d}." for d in counts.dimensions}},
+        }
+    return meta
+
+
 def generated_metadata():
     tables = {t.name: table_metadata(t) for t in TABLES + GENERATED}
     tables.update(link_tables_metadata())
+    tables.update(tag_counts_metadata())
     return {"custom_units": list(DEFINITIONS[:4]), "databases": {DATABASE: {"tables": tables}}}
 
 

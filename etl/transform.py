@@ -15,6 +15,7 @@ import json
 from collections import defaultdict
 from itertools import groupby
 from operator import itemgetter
+from typing import NamedTuple
 
 from .schema import GENERATED, TABLES, TABLES_BY_NAME
 
@@ -42,6 +43,26 @@ COLUMNS = {t.name: [f.name for f in t.columns] for t in TABLES + GENERATED}
 LINKS = {link_table_name(t, f): (t.name, f.name) for t in TABLES for f in t.fields if f.kind == "refs"}
 COLUMNS.update({link: [singular(table), singular(TABLES_BY_NAME[table].field(field).ref)]
                 for link, (table, field) in LINKS.items()})
+
+
+class TagCounts(NamedTuple):
+    """A table of counts behind the tag facets of `table` (read by plugins/facets.py)."""
+
+    table: str
+    tags: list        # its tag columns: JSON arrays of distinct slugs, faceted
+    dimensions: list  # its other facet columns but dates, which have few values each
+
+
+def tag_counts(table):
+    facets = [f for f in table.columns if f.facet]
+    return TagCounts(table.name, [f.name for f in facets if f.kind == "list"],
+                     [f.name for f in facets if f.kind not in ("list", "date")])
+
+
+# Rows per tag and per combination of the other facet values, by table name: a
+# faceted page filtered on those values counts its tags here, not row by row.
+TAG_COUNTS = {f"{t.name}_tag_counts": tag_counts(t) for t in TABLES if any(f.facet and f.kind == "list" for f in t.columns)}
+COLUMNS.update({name: ["tag_column", "tag", *counts.dimensions, "rows"] for name, counts in TAG_COUNTS.items()})
 # What file_tables writes of each table: its columns, then its `refs` fields as
 # JSON arrays of distinct sorted slugs, from which load.py fills the link tables.
 REFS = {t.name: [f.name for f in t.fields if f.kind == "refs"] for t in TABLES}

@@ -7,6 +7,13 @@ tag columns hold distinct sorted slugs (etl/transform.py), so each (row, tag)
 pair occurs once: counting the pairs gives the same result with no
 de-duplication, and reads only the tag column.
 
+A page filtered only on equal values of the table's other facet columns (the
+links of its facets: `?language=fr`, `?site=x&category=y`) counts its tags in
+the table's tag counts (etl/transform.py, TAG_COUNTS) instead, without reading
+its rows: 40 to 50 ms become 1 to 3 on 20,000 articles. Any other argument that
+changes which rows are counted (search, other filters, the next page) counts
+the rows.
+
 Datasette also counts a facet twice when a link asks for one the table shows by
 default (`?_facet=category` where category is a default facet), and shows
 one result; such arguments are dropped before Datasette sees them.
@@ -20,11 +27,42 @@ from datasette.database import QueryInterrupted
 from datasette.facets import ArrayFacet
 from datasette.utils import escape_sqlite, path_with_added_args, path_with_removed_args, tilde_encode
 
+from etl.metadata import DATABASE
+from etl.transform import TAG_COUNTS
+
 COUNT_SQL = """
 select j.value as value, count(*) as count
 from (select {column} from ({sql})) t, json_each(t.{column}) j
 group by j.value order by count desc, value limit {limit}
 """
+TAG_COUNTS_SQL = """
+select tag as value, sum(rows) as count from {table} where tag_column = :tag_column{where}
+group by tag order by count desc, value limit {limit}
+"""
+# Datasette's own arguments that leave the counted rows as they are.
+SAME_ROWS_ARGS = {"_sort", "_sort_desc", "_size", "_col", "_nocol", "_labels", "_nolabels", "_nocount",
+                  "_nosuggest", "_shape", "_json", "_nl", "_trace"}
+
+
+def equality_filters(pairs, dimensions):
+    """The (column, value) filters of a table page's query string `pairs`, when each
+    is an equality on one of `dimensions` and no other argument changes which rows
+    are counted; else None.
+
+    Datasette reads `column=value` and `column__exact=value` as `column = value`,
+    and takes an argument starting with `_` and without `__` as one of its own.
+    """
+    filters = []
+    for key, value in pairs:
+        if key.startswith("_") and "__" not in key:
+            if key in SAME_ROWS_ARGS or key == "_facet" or key.startswith("_facet_"):
+                continue
+            return None  # ?_search=, ?_where=, ?_next= (the rows after a key), ...
+        column, lookup = key.rsplit("__", 1) if "__" in key else (key, "exact")
+        if lookup != "exact" or column not in dimensions:
+            return None
+        filters.append((column, value))
+    return filters
 
 
 class TagsFacet(ArrayFacet):
@@ -52,11 +90,23 @@ class TagsFacet(ArrayFacet):
                 results.append(count)
         return results, timed_out
 
+    async def count_query(self, column, limit):
+        """SQL and parameters counting the tags of `column`: from the table's tag counts when the page allows, else from its rows."""
+        name = f"{self.table}_tag_counts"
+        counts = TAG_COUNTS.get(name) if self.database == DATABASE else None
+        if counts and column in counts.tags and await self.ds.get_database(self.database).table_exists(name):
+            filters = equality_filters(self.get_querystring_pairs(), counts.dimensions)
+            if filters is not None:
+                where = "".join(f" and {escape_sqlite(c)} = :f{i}" for i, (c, _) in enumerate(filters))
+                params = {"tag_column": column, **{f"f{i}": value for i, (_, value) in enumerate(filters)}}
+                return TAG_COUNTS_SQL.format(table=escape_sqlite(name), where=where, limit=limit), params
+        return COUNT_SQL.format(column=escape_sqlite(column), sql=self.sql, limit=limit), self.params
+
     async def count(self, column, source):
         """One facet's result, in the shape of Datasette's array facet."""
         size = self.get_facet_size()
-        sql = COUNT_SQL.format(column=escape_sqlite(column), sql=self.sql, limit=size + 1)
-        rows = await self.ds.execute(self.database, sql, self.params, truncate=False,
+        sql, params = await self.count_query(column, size + 1)
+        rows = await self.ds.execute(self.database, sql, params, truncate=False,
                                      custom_time_limit=self.ds.setting("facet_time_limit_ms"))
         pairs = self.get_querystring_pairs()
         filter_key = f"{column}__arraycontains"

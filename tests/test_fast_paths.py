@@ -1,12 +1,15 @@
 """The serving shortcuts give what Datasette itself would give, only faster."""
 
 import copy
+import json
 import math
 import sqlite3
+from collections import Counter
 
 import pytest
 from datasette.app import Datasette
 from datasette.database import Database
+from datasette.tracer import capture_traces, trace_child_tasks
 from datasette.views.base import ureg
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,7 +18,7 @@ from etl.load import index_columns
 from etl.read_only import read_only
 from etl.schema import TABLES_BY_NAME
 from etl.serve import PLUGINS_DIR
-from plugins.facets import COUNT_SQL, without_repeated_facets
+from plugins.facets import COUNT_SQL, equality_filters, without_repeated_facets
 from plugins.immutable_schema import SCHEMA_METHODS, SCHEMA_SQL, remembered
 from plugins.units import with_unit
 
@@ -135,6 +138,64 @@ async def test_a_tag_facet_value_filters_and_toggles(client, conn):
     chosen = next(r for r in data["facet_results"]["topic_tags"]["results"] if r["value"] == topic)
     assert chosen["selected"] and chosen["count"] == expected
     assert "topic_tags__arraycontains" not in chosen["toggle_url"]
+
+
+def tag_facet_pages(conn):
+    """(table, query string) of pages counted from the tag counts (equal values of other
+    facet columns), then of pages that must count their rows (anything else)."""
+    site, category = conn.execute("select site, category from articles group by 1, 2 order by count(*) desc").fetchone()
+    topic = conn.execute("select topic from article_topics group by topic order by count(*) desc").fetchone()[0]
+    word = conn.execute("select title from articles where title is not null").fetchone()[0].split()[0]
+    counted = [("articles", ""), ("articles", "language=fr"), ("articles", f"site={site}&category={category}"),
+               ("articles", "language__exact=en&_sort=slug"), ("articles", "language=fr&language=en"),
+               ("articles", "language=xx"), ("articles", "language=en&_facet=author&_labels=on"),
+               ("accelerators", "vendor=nvidia"), ("accelerators", "device_class=datacenter-gpu&status=shipping")]
+    rows = [("articles", "published__gte=2025-06"), ("articles", f"_search={word}"),
+            ("articles", f"topic_tags__arraycontains={topic}"), ("articles", "language__not=fr"),
+            ("articles", "_where=reading_minutes > 5"), ("accelerators", "memory_gb__gt=100")]
+    return counted, rows
+
+
+async def traced(client, path):
+    """The response to `path`, and the SQL of every query it ran."""
+    traces = []
+    with trace_child_tasks(), capture_traces(traces):
+        response = await client.get(path)
+    return response, [t["sql"] for t in traces]
+
+
+async def test_tag_facets_count_the_rows_a_page_lists(client, conn):
+    """Each tag facet's counts are those of the tags of the rows the page lists, on
+    pages counted from the tag counts and on pages that count their rows alike."""
+    counted, rows = tag_facet_pages(conn)
+    for table, query in counted + rows:
+        response, queries = await traced(client, f"/computekb/{table}.json?{query}&_facet_size=max")
+        listed = (await client.get(f"/computekb/{table}.json?{query}&_shape=array&_size=max")).json()
+        facets = {name: f for name, f in response.json()["facet_results"].items() if f["type"] == "tags"}
+        assert facets, (table, query)
+        for name, facet in facets.items():
+            expected = Counter(tag for row in listed for tag in json.loads(row[name] or "[]"))
+            shown = facet["results"]
+            assert {r["value"]: r["count"] for r in shown} == expected, (table, query, name)
+            assert [r["value"] for r in shown] == sorted(expected, key=lambda tag: (-expected[tag], tag))
+        from_counts = any(f"{table}_tag_counts" in sql for sql in queries)
+        assert from_counts == ((table, query) in counted), (table, query)
+        assert from_counts != any("json_each" in sql for sql in queries), (table, query)
+
+
+@pytest.mark.parametrize("pairs, expected", [
+    ([], []),
+    ([("language", "fr"), ("_facet", "site"), ("_facet_size", "5"), ("_sort_desc", "published")], [("language", "fr")]),
+    ([("site", "a"), ("category__exact", "b"), ("site", "c")], [("site", "a"), ("category", "b"), ("site", "c")]),
+    ([("language", "fr"), ("_next", "x")], None),
+    ([("_search", "memory")], None),
+    ([("_where", "1")], None),
+    ([("language__not", "fr")], None),
+    ([("published", "2025-01-01")], None),  # not a dimension
+    ([("_language__exact", "fr")], None),   # a filter on a column `_language`
+])
+def test_equality_filters(pairs, expected):
+    assert equality_filters(pairs, ["site", "language", "category"]) == expected
 
 
 # --- facet indexes -----------------------------------------------------------------

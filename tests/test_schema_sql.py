@@ -1,4 +1,5 @@
-"""The schema the build writes is the one sqlite-utils' own API makes of schema.py."""
+"""The schema the build writes is the one sqlite-utils' own API makes of schema.py,
+and the tables it derives hold what they derive from."""
 
 import sqlite3
 
@@ -6,7 +7,7 @@ import sqlite_utils
 
 from etl.load import FTS_TOKENIZER, index_columns, is_indexed, primary_key
 from etl.schema import GENERATED, TABLES, TABLES_BY_NAME
-from etl.transform import COLUMNS, LINKS
+from etl.transform import COLUMNS, LINKS, TAG_COUNTS
 
 COLUMN_TYPES = {"int": int, "bool": int, "number": float, "quantity": float}
 
@@ -43,6 +44,11 @@ def reference_schema(path):
         if table.search:
             db[table.name].enable_fts(list(table.search), fts_version="FTS5", tokenize=FTS_TOKENIZER)
     db["citations"].create_index(["table_name", "row_slug"])
+    for name, counts in TAG_COUNTS.items():
+        fields = [TABLES_BY_NAME[counts.table].field(d) for d in counts.dimensions]
+        db[name].create({"tag_column": str, "tag": str, **{f.name: COLUMN_TYPES.get(f.kind, str) for f in fields}, "rows": int},
+                        not_null={"tag_column", "tag", "rows"})
+        db[name].create_index(COLUMNS[name])
     db.conn.close()
 
 
@@ -68,3 +74,15 @@ def test_full_text_search_indexes_every_row(conn):
         # One row per indexed document (the search table itself reads through to `name`).
         indexed = conn.execute(f"SELECT count(*) FROM [{name}_fts_docsize]").fetchone()[0]
         assert rows > 0 and indexed == rows, name
+
+
+def test_tag_counts_hold_every_tag_of_every_row(conn):
+    assert TAG_COUNTS
+    for name, counts in TAG_COUNTS.items():
+        for column in counts.tags:
+            dimensions = ", ".join(f"t.[{d}]" for d in counts.dimensions)
+            expected = conn.execute(f"select j.value, {dimensions}, count(*) from [{counts.table}] t, json_each(t.[{column}]) j "
+                                    f"group by 1, {dimensions} order by 1, {dimensions}").fetchall()
+            held = conn.execute(f"select tag, {', '.join(f'[{d}]' for d in counts.dimensions)}, rows from [{name}] "
+                                f"where tag_column = ? order by 1, {', '.join(f'[{d}]' for d in counts.dimensions)}", [column]).fetchall()
+            assert expected and [tuple(r) for r in held] == [tuple(r) for r in expected], (name, column)
