@@ -40,7 +40,7 @@ select tag as value, sum(rows) as count from {table} where tag_column = :tag_col
 group by tag order by count desc, value limit {limit}
 """
 # Datasette's own arguments that leave the counted rows as they are.
-SAME_ROWS_ARGS = {"_sort", "_sort_desc", "_size", "_col", "_nocol", "_labels", "_nolabels", "_nocount",
+SAME_ROWS_ARGS = {"_sort", "_sort_desc", "_size", "_col", "_nocol", "_labels", "_nolabels", "_nocount", "_extra",
                   "_nosuggest", "_shape", "_json", "_nl", "_trace"}
 
 

@@ -186,6 +186,7 @@ async def test_tag_facets_count_the_rows_a_page_lists(client, conn):
 @pytest.mark.parametrize("pairs, expected", [
     ([], []),
     ([("language", "fr"), ("_facet", "site"), ("_facet_size", "5"), ("_sort_desc", "published")], [("language", "fr")]),
+    ([("site", "a"), ("_extra", "count"), ("_nocount", "1")], [("site", "a")]),
     ([("site", "a"), ("category__exact", "b"), ("site", "c")], [("site", "a"), ("category", "b"), ("site", "c")]),
     ([("language", "fr"), ("_next", "x")], None),
     ([("_search", "memory")], None),
