@@ -90,13 +90,18 @@ def read_chunk(items):
     return [pickle.dumps(read_and_validate(item), pickle.HIGHEST_PROTOCOL) for item in items]
 
 
-def file_items(files, digest):
-    """(shown path, bytes) of each file in turn; `digest` takes in every path and byte."""
-    cwd = os.path.join(os.getcwd(), "")
+def file_items(files, digest, data_dir):
+    """(shown path, bytes) of each file in turn.
+
+    `digest` takes in every byte and every path relative to `data_dir`: the
+    data release it gives names the files alone, whatever folder the build
+    runs from and however `data_dir` is written.
+    """
+    cwd, root = os.path.join(os.getcwd(), ""), len(os.path.join(data_dir, ""))
     for path in files:
         with open(path, "rb", buffering=0) as file:
             shown, raw = display_path(path, cwd), file.readall()
-        digest.update(shown.encode() + b"\0")
+        digest.update(path[root:].replace(os.sep, "/").encode() + b"\0")
         digest.update(raw)  # not concatenated: no copy of the file's bytes
         digest.update(b"\0")
         yield shown, raw
@@ -108,7 +113,7 @@ def start_pool(workers):
     return ProcessPoolExecutor(workers, mp_context=context)
 
 
-def file_results(files, digest, cache, workers=None):
+def file_results(files, digest, data_dir, cache, workers=None):
     """The FileResult of every file, in file order: from the cache, else computed.
 
     With enough files and `workers` > 1 (default: one per core), runs of files
@@ -120,7 +125,7 @@ def file_results(files, digest, cache, workers=None):
     batch = CHUNK_FILES if workers > 1 and len(files) >= PARALLEL_MIN_FILES else 1
     slots, chunk, pool = deque(), [], None  # slots: results (or a worker's future) in file order
     try:
-        for shown, raw in file_items(files, digest):
+        for shown, raw in file_items(files, digest, data_dir):
             key = file_key(shown, raw)
             cached = cache.get(key)
             if cached is None:
@@ -181,7 +186,7 @@ def check(data_dir, cache_file=None, workers=None, progress=None, stage=None):
         return 0, 0, [Problem(str(data_dir), 1, "-", "no data files (*.yml) found")], None, 0
     digest, cross, problems, records, citations = hashlib.sha256(), CrossCheck(), [], 0, 0
     with FileCache(cache_file) as cache, (progress or no_progress)(total=len(files)) as bar:
-        for result in file_results(files, digest, cache, workers):
+        for result in file_results(files, digest, data_dir, cache, workers):
             problems += result.problems
             cross.add(result.slugs, result.refs)
             records += result.records

@@ -264,7 +264,7 @@ GENERATED = (
     ), authored=False, sort="slug"),
     Table("release", "The data release this database was built from: cite it with any number.", (
         Field("data_release", "text", "First 12 hex digits of the SHA-256 of every data file.", required=True),
-        Field("data_hash", "text", "SHA-256 of every data file (path and content), in path order.", required=True),
+        Field("data_hash", "text", "SHA-256 of every data file (path within the data folder, and content), in path order.", required=True),
         Field("built_at", "text", "When the database was built (UTC).", required=True),
         Field("files", "int", "Data files read.", required=True),
         Field("records", "int", "Records loaded.", required=True),

@@ -1,7 +1,9 @@
 """The pipeline: located errors, atomic builds, repeatable output."""
 
+import shutil
 import sqlite3
 import textwrap
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -143,6 +145,19 @@ def test_same_data_gives_the_same_rows(tmp_path):
     for table in tables:
         if table != "release":
             assert rows(first, f"select * from [{table}] order by 1") == rows(second, f"select * from [{table}] order by 1"), table
+
+
+def test_data_release_names_the_files_wherever_the_build_runs(good, tmp_path, monkeypatch):
+    """Authors cite the release: the same files give the same one from any folder, the path written any way."""
+    copy = shutil.copytree(good, tmp_path / "copy" / "data")
+    (tmp_path / "elsewhere").mkdir()
+    releases = []
+    for cwd, data in ((good.parent, Path("data")), (tmp_path / "elsewhere", copy), (copy, Path("."))):
+        monkeypatch.chdir(cwd)
+        releases.append(build_database(data, tmp_path / f"{len(releases)}.db", cache=False)["release"])
+    assert len(set(releases)) == 1
+    (copy / "specs" / "acme-x1.yml").rename(copy / "specs" / "acme-x2.yml")
+    assert build_database(copy, tmp_path / "renamed.db", cache=False)["release"] != releases[0]
 
 
 def test_duplicate_slug_across_files_names_both(good):
