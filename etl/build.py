@@ -16,8 +16,10 @@ import json
 import multiprocessing
 import os
 import pickle
+import sqlite3
 import time
 from collections import deque
+from contextlib import closing
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
@@ -169,6 +171,25 @@ def take(slots, cache, block):
                 head.append(pickle.loads(blob))
                 cache.put(key, head[-1], blob)
         yield from head
+
+
+def data_hash(data_dir):
+    """The SHA-256 that a build of `data_dir` records as its `data_hash`, without
+    building; None when there is no data file."""
+    files, digest = yaml_paths(data_dir), hashlib.sha256()
+    for _ in file_items(files, digest, data_dir):
+        pass
+    return digest.hexdigest() if files else None
+
+
+def built_hash(db_path):
+    """The `data_hash` a database was built from, or None (no database, or not one of ours)."""
+    try:
+        with closing(sqlite3.connect(f"{Path(db_path).resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            row = conn.execute("SELECT data_hash FROM release").fetchone()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None
 
 
 def no_progress(total):

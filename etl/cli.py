@@ -7,9 +7,8 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from .build import build_database, check, display_path
+from .build import build_database, built_hash, check, data_hash, display_path
 from .problems import DataError
-from .read import data_files
 from .serve import DEFAULT_DB, ROOT, datasette_args
 
 DEFAULT_DATA = ROOT / "data"
@@ -64,10 +63,15 @@ def build(data_dir, output, quiet, no_cache):
 
 
 def is_stale(db_path, data_dir):
+    """Whether `db_path` was built from other files than those of `data_dir` now.
+
+    Compares the data hash (every path and byte), not modification times, so
+    that a deleted or renamed file counts, and a file saved unchanged does not.
+    """
     if not db_path.exists():
         return True
-    built = db_path.stat().st_mtime
-    return any(p.stat().st_mtime > built for p in data_files(data_dir))
+    current = data_hash(data_dir)  # None: no data folder here, serve the database as it is
+    return current is not None and built_hash(db_path) != current
 
 
 @cli.command()

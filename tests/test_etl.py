@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from etl.build import build_database, check
-from etl.cli import cli
+from etl.cli import cli, is_stale
 from etl.problems import DataError
 
 SOURCES = """
@@ -158,6 +158,18 @@ def test_data_release_names_the_files_wherever_the_build_runs(good, tmp_path, mo
     assert len(set(releases)) == 1
     (copy / "specs" / "acme-x1.yml").rename(copy / "specs" / "acme-x2.yml")
     assert build_database(copy, tmp_path / "renamed.db", cache=False)["release"] != releases[0]
+
+
+def test_serve_rebuilds_when_the_files_differ_from_the_database(good, tmp_path):
+    db = tmp_path / "kb.db"
+    assert is_stale(db, good)
+    build_database(good, db, cache=False)
+    assert not is_stale(db, good)
+    (good / "specs" / "acme-x1.yml").touch()  # saved again, unchanged
+    assert not is_stale(db, good)
+    (good / "specs" / "acme-x1.yml").unlink()  # no file is newer than the database
+    assert is_stale(db, good)
+    assert not is_stale(db, tmp_path / "no-data")  # no data folder: the database is served as it is
 
 
 def test_duplicate_slug_across_files_names_both(good):
