@@ -8,8 +8,10 @@ at the end: `computekb` with exactly the options of `computekb serve`
 (metadata, plugins, templates, settings, inspect file); `no extras`, the same
 without what row pages add (plugins/cite.py and the row templates: the
 citation block and the sources of every value); `plain`, `datasette -i DB`
-alone. The same requests go to all three in turn, so background load hits them
-alike: --requests per page per server after --warmup, and never longer than
+alone. The database file is read through once first, then the same requests
+go to all three in turn, each server first in turn, so that background load
+and the system's file cache favour none: --requests per page per server after
+--warmup, and never longer than
 --deadline seconds in all. Prints p50 and p95 per page and server, and the
 ratio of each p50 to plain's. Pages that only this project has (compare,
 dashboard) have no ratio.
@@ -103,8 +105,22 @@ def percentile(values, p):
     return statistics.quantiles(values, n=100, method="inclusive")[p - 1] if len(values) > 1 else values[0]
 
 
+def first_in_turn(names, i):
+    """`names`, the i-th first: the first server to ask for a page may read it from
+    disk, the others then find it in the system's file cache."""
+    k = i % len(names)
+    return names[k:] + names[:k]
+
+
+def read_through(path):
+    """Read the whole file once, so that it starts in the system's file cache for every server."""
+    with open(path, "rb") as file:
+        while file.read(1 << 24):
+            pass
+
+
 def run(servers, paths, requests, warmup, deadline):
-    """{page: {server: [seconds]}}, requests alternating between the servers."""
+    """{page: {server: [seconds]}}, each request sent to every server, the first in turn."""
     times = {page: {name: [] for name in servers} for page in paths}
     statuses = {page: {} for page in paths}
     stop = time.monotonic() + deadline
@@ -113,8 +129,8 @@ def run(servers, paths, requests, warmup, deadline):
             for i in range(warmup + requests):
                 if time.monotonic() > stop:
                     break
-                for name, url in servers.items():
-                    seconds, status = timed_get(client, url + path_at(path, i))
+                for name in first_in_turn(list(servers), i):
+                    seconds, status = timed_get(client, servers[name] + path_at(path, i))
                     statuses[page][name] = status
                     if i >= warmup:
                         times[page][name].append(seconds)
@@ -165,6 +181,7 @@ def main():
             for name, args_ in configurations.items():
                 processes.append((name, *start(args_)))
             servers = {name: url for name, _, url in processes}
+            read_through(db)
             print(f"{display_path(db)}: {db.stat().st_size / 1e6:.0f} MB; {os.cpu_count()} cores; "
                   f"load average {os.getloadavg()[0]:.2f}")
             times, statuses = run(servers, pages(db), args.requests, args.warmup, args.deadline)
