@@ -251,10 +251,10 @@ def breakdown(n, work):
     started = time.perf_counter()
     build_database(data, work / f"breakdown-{n}.db", cache=False, workers=1)
     total = time.perf_counter() - started
-    print(f"one build of N = {n:,} records on one core: {total:.2f} s")
+    print(f"one build of N = {n:,} records on one core: {total * 1000:,.1f} ms")
     for label, seconds in spent.items():
-        print(f"  {label:30} {seconds:6.2f} s")
-    print(f"  {'the rest':30} {total - sum(spent.values()):6.2f} s  (listing, reading and hashing files, cache, pipeline)")
+        print(f"  {label:30} {seconds * 1000:9,.1f} ms")
+    print(f"  {'the rest':30} {(total - sum(spent.values())) * 1000:9,.1f} ms  (listing, reading and hashing files, cache, pipeline)")
 
 
 def report_size(n, results, files, yaml_mb):
