@@ -1,8 +1,14 @@
-"""The fast build paths change nothing: cache, parallel reading, the C composer, --quiet."""
+"""The fast build paths change nothing: cache, parallel reading, the C composer; progress and --quiet."""
 
+import fcntl
 import importlib.util
+import os
 import shutil
 import sqlite3
+import struct
+import subprocess
+import sys
+import termios
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
@@ -149,6 +155,36 @@ def test_quiet_build_prints_nothing_and_plain_build_no_progress_bar(tmp_path):
     plain = runner.invoke(cli, ["build", "--data", str(DATA), "--output", str(tmp_path / "p.db")])
     assert plain.exit_code == 0 and "Built" in plain.output
     assert "Reading" not in plain.output  # CliRunner's stderr is not a terminal
+
+
+def on_a_terminal(args, columns=100):
+    """What `args` writes to a pseudo-terminal of `columns` columns (stdout and stderr both)."""
+    main, secondary = os.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    try:
+        returncode = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=secondary, stderr=secondary, timeout=120).returncode
+    finally:
+        os.close(secondary)
+    written = b""
+    while True:
+        try:
+            chunk = os.read(main, 1 << 16)
+        except OSError:  # EIO: the other side is closed and everything was read
+            break
+        if not chunk:
+            break
+        written += chunk
+    os.close(main)
+    return returncode, written.decode()
+
+
+def test_build_on_a_terminal_draws_a_progress_bar(tmp_path):
+    command = [sys.executable, "-c", "from etl.cli import cli; cli()", "build", "--no-cache", "--data", str(DATA)]
+    returncode, written = on_a_terminal(command + ["--output", str(tmp_path / "kb.db")])
+    files = len(read.data_files(DATA))
+    assert returncode == 0 and "Reading:   0%" in written and f"0/{files} [" in written and "Built" in written
+    returncode, written = on_a_terminal(command + ["--quiet", "--output", str(tmp_path / "q.db")])
+    assert returncode == 0 and written == ""
 
 
 def test_progress_bar_counts_every_file(tmp_path):
