@@ -53,6 +53,7 @@ class Table:
     sort: str | None = None
     search: tuple = ()               # full-text searchable columns
     derived: tuple = dc_field(default_factory=tuple)  # columns made by transform.py
+    one_of: tuple = ()               # fields of which a record gives at least one
     authored: bool = True            # written in data files (False: made by the build)
 
     def field(self, name):
@@ -81,14 +82,17 @@ TABLES = (
     Table("sources", "Every page cited anywhere in the knowledge base, with the date it was read.", (
         slug(),
         Field("url", "url", "Address of the page (null when the source is a catalogued article known only by its listing)."),
-        Field("title", "text", "Title exactly as the page gives it.", required=True),
+        Field("title", "text", "Title exactly as the page gives it; null when the copy read did not show it (the note says so)."),
         Field("publisher", "text", "Who publishes the page.", required=True, facet=True),
         Field("kind", "enum", "What kind of page it is.", required=True, choices=SOURCE_KINDS, facet=True),
         Field("published", "date", "Publication date stated by the page, if any."),
         Field("retrieved", "date", "Date the page was read for this knowledge base.", required=True),
         Field("article", "ref", "The catalogued article this source is, if any.", ref="articles"),
         note(),
-    ), label="title", sort_desc="retrieved"),
+    ), label="label", sort_desc="retrieved", one_of=("title", "url"), derived=(
+        Field("label", "text", "Display label: the title, or the page's address (marked as such) when its title is not known."),
+        Field("label_derived", "bool", "1 when the label is the address rather than a title."),
+    )),
     Table("vendors", "Companies that make accelerators.", (
         slug(), Field("name", "text", "Company name.", required=True),
         Field("country", "text", "Country of headquarters (ISO 3166 code)."),

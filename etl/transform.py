@@ -21,6 +21,7 @@ from .schema import GENERATED, TABLES, TABLES_BY_NAME
 
 DERIVED_LABEL_LENGTH = 90
 DERIVED_MARK = " [label derived from summary]"
+ADDRESS_MARK = " [title not known: label from the address]"
 
 # How a citation counts when the data does not say: by what kind of page the source is.
 CITATION_KIND_BY_SOURCE = {
@@ -83,6 +84,16 @@ def derived_label(summary):
     return cut + "…" + DERIVED_MARK
 
 
+def address_label(url):
+    """A source's label when its title is not known: its address without the scheme, visibly marked."""
+    return url.split("://", 1)[-1].rstrip("/") + ADDRESS_MARK
+
+
+def add_source_columns(source):
+    source["label"] = source["title"] or address_label(source["url"])
+    source["label_derived"] = source["title"] is None
+
+
 def add_article_columns(article):
     article["label"] = article["title"] or derived_label(article["summary"])
     article["label_derived"] = article["title"] is None
@@ -95,7 +106,7 @@ def add_price_per_gpu_hour(offer):
     offer["price_per_gpu_hour"] = round(offer["price_per_hour"] / offer["gpu_count"], 6)
 
 
-ROW_COLUMNS = {"articles": add_article_columns, "cloud_offers": add_price_per_gpu_hour}
+ROW_COLUMNS = {"sources": add_source_columns, "articles": add_article_columns, "cloud_offers": add_price_per_gpu_hour}
 
 
 def citation_row(c):

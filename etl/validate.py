@@ -194,6 +194,9 @@ def validate_record(record):
             field = str(e["loc"][0]) if e["loc"] else "-"
             problems.append(Problem(record.path, record.line_of(field), field, _message(e)))
         return None, [], problems
+    if table.one_of and all(clean.get(name) is None for name in table.one_of):
+        given = ", ".join(table.one_of)
+        return None, [], problems + [Problem(record.path, record.line, table.one_of[0], f"give at least one of: {given}")]
     if table.slug_from and not clean.get("slug"):
         clean["slug"] = "-".join(clean[name] for name in table.slug_from)
     row = Row(record.table, clean, record.path, record.line, record.data.lines)

@@ -170,14 +170,14 @@ async def all_specs(db, slugs):
 
 
 async def citations(db, slugs):
-    """(accelerator, spec key) -> citation slug, source title and URL, for every cited value."""
+    """(accelerator, spec key) -> citation slug, source label and URL, for every cited value."""
     picked = picked_sql(slugs)
     result = await db.execute(f"""
-        SELECT c.row_slug AS accelerator, c.field AS key, c.slug, s.title, s.url
+        SELECT c.row_slug AS accelerator, c.field AS key, c.slug, s.label, s.url
         FROM citations c JOIN sources s ON s.slug = c.source
         WHERE c.table_name = 'accelerators' AND c.row_slug IN ({picked})
         UNION ALL
-        SELECT t.accelerator, t.precision || '_tflops', c.slug, s.title, s.url
+        SELECT t.accelerator, t.precision || '_tflops', c.slug, s.label, s.url
         FROM throughput t
         JOIN citations c ON c.table_name = 'throughput' AND c.row_slug = t.slug AND c.field = 'tflops'
         JOIN sources s ON s.slug = c.source

@@ -72,7 +72,7 @@ async def test_markdown_links_the_label_to_the_permalink(client, accelerator, re
 async def test_every_value_of_an_accelerator_shows_its_source(client, conn, accelerator):
     page = await fetch(client, f"/computekb/accelerators/{accelerator['slug']}")
     cited = conn.execute("""
-        SELECT c.slug, s.title, s.url FROM citations c JOIN sources s ON s.slug = c.source
+        SELECT c.slug, s.label, s.url FROM citations c JOIN sources s ON s.slug = c.source
         WHERE (c.table_name = 'accelerators' AND c.row_slug = :slug)
            OR (c.table_name = 'throughput' AND c.row_slug IN (SELECT slug FROM throughput WHERE accelerator = :slug))
            OR (c.table_name = 'format_support'
@@ -82,7 +82,7 @@ async def test_every_value_of_an_accelerator_shows_its_source(client, conn, acce
     sources = page[page.index('id="sources"'):]
     for row in cited:
         assert f'href="/computekb/citations/{row["slug"]}"' in sources, row["slug"]
-        assert html.escape(row["title"]) in sources
+        assert html.escape(row["label"]) in sources
         if row["url"]:
             assert f'href="{html.escape(row["url"])}"' in sources
 

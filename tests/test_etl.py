@@ -172,6 +172,18 @@ def test_serve_rebuilds_when_the_files_differ_from_the_database(good, tmp_path):
     assert not is_stale(db, tmp_path / "no-data")  # no data folder: the database is served as it is
 
 
+def test_a_source_whose_title_is_not_known_is_labelled_by_its_address(good, tmp_path):
+    untitled = SOURCES.replace("    title: Example spec page\n", "").replace("https://example.com/spec", "https://example.com/spec/")
+    write(good, {"sources.yml": untitled})
+    db = tmp_path / "kb.db"
+    build_database(good, db, cache=False)
+    assert rows(db, "select title, label, label_derived from sources") == [
+        (None, "example.com/spec [title not known: label from the address]", 1)]
+    write(good, {"sources.yml": SOURCES})
+    build_database(good, db, cache=False)
+    assert rows(db, "select title, label, label_derived from sources") == [("Example spec page", "Example spec page", 0)]
+
+
 def test_duplicate_slug_across_files_names_both(good):
     write(good, {"specs/copy.yml": ACCELERATOR})
     problems = [str(p) for p in check(good)[2]]
