@@ -161,21 +161,17 @@ def on_a_terminal(args, columns=100):
     """What `args` writes to a pseudo-terminal of `columns` columns (stdout and stderr both)."""
     main, secondary = os.openpty()
     fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    try:
-        returncode = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=secondary, stderr=secondary, timeout=120).returncode
-    finally:
-        os.close(secondary)
+    process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=secondary, stderr=secondary)
+    os.close(secondary)  # the child holds it now: reading ends when the child has exited
     written = b""
-    while True:
-        try:
-            chunk = os.read(main, 1 << 16)
-        except OSError:  # EIO: the other side is closed and everything was read
-            break
-        if not chunk:
-            break
-        written += chunk
-    os.close(main)
-    return returncode, written.decode()
+    try:
+        while chunk := os.read(main, 1 << 16):  # read as it comes, so the child never waits on a full terminal
+            written += chunk
+    except OSError:  # EIO: the child's side is closed and everything was read
+        pass
+    finally:
+        os.close(main)
+    return process.wait(timeout=120), written.decode()
 
 
 def test_build_on_a_terminal_draws_a_progress_bar(tmp_path):
