@@ -219,6 +219,6 @@ RULES = (sparse_above_dense, within_system, host_links, citable_sources, fp4_voc
 
 def check(facts, today=None):
     """Every problem the rules find in `facts` ({kind: [Fact]}), in rule order."""
-    today = today or datetime.datetime.now(datetime.timezone.utc).date()
+    today = today or datetime.datetime.now(datetime.UTC).date()
     problems = [p for rule in RULES for p in rule(facts)]
     return problems + list(read_in_the_past(facts, today))
