@@ -3,7 +3,9 @@
 The table is one SQL query (`compare_sql`): the page runs it and links to it as
 CSV and as a Markdown table (datasette-copyable), so the downloads hold exactly
 the table the reader sees. Fields, descriptions and units come from etl.schema;
-throughput rows from the `throughput` table, dense figures only.
+throughput rows from the `throughput` table, dense figures only, one row per
+precision and engine (a matrix and a vector figure are two measures). A best
+value is marked only among columns of one scope.
 """
 
 import urllib.parse
