@@ -375,7 +375,8 @@ def check_parameters(query, request, database_path):
     """1 when the query's parameters are fine, 0 for a blank form (every
     parameter empty: the first visit answers no rows); raises
     sqlite3.OperationalError with every problem otherwise."""
-    args = {name: request.args.get(name, "") for name in request.args}
+    # Datasette's own arguments (`_size`, `_shape`, `_nofacet` ...) are not the query's parameters
+    args = {name: request.args.get(name, "") for name in request.args if not name.startswith("_")}
     if query not in ALWAYS_CHECKED and not any(value for value in args.values()):
         return 0
     lookup = Lookup(database_path)
