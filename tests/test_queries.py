@@ -301,6 +301,15 @@ async def test_the_longest_context_for_every_accelerator_and_device_count(client
     assert h100[2]["longest_context"] == 131072 and h100[2]["full_context"] == 1
 
 
+async def test_the_longest_context_needs_a_maximum(client, conn):
+    assert conn.execute("select max_context from models where slug = 'qwen3-14b'").fetchone()[0] is None
+    params = {"model": "qwen3-14b", "weight_format": "bf16", "kv_format": "bf16"}
+    assert await refusal(client, "longest-context", **params) == \
+        "max_context is required: model 'qwen3-14b' states no maximum context"
+    rows = await run(client, "longest-context", **params, max_context="32768")
+    assert rows and {r["max_context"] for r in rows} == {32768}
+
+
 async def test_the_largest_batch_for_every_accelerator_and_device_count(client, conn):
     rows = await run(client, "largest-batch", **EXAMPLES["largest-batch"])
     assert {r["accelerator"] for r in rows} == set(devices(conn))
