@@ -519,7 +519,7 @@ async def test_a_refusal_belongs_to_its_own_request(client):
     csv = await client.get("/computekb/what-fits.csv?" + urlencode(LLAMA_70B_FP16))
     assert csv.status_code == 200 and csv.text.startswith("accelerator,")
     failed_sql = await client.get("/computekb.csv?sql=" + quote("select weights_gb(-1, 2)"))
-    assert failed_sql.status_code == 200, "only raise_error turns a CSV into a 400"
+    assert failed_sql.status_code == 200, "only a refused canned query turns a CSV into a 400"
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
