@@ -7,7 +7,6 @@ A bad parameter is refused with HTTP 400 and a message in every format; a form
 opened blank and a search that finds nothing are answers, not errors.
 """
 
-import math
 import re
 from html import unescape
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -17,7 +16,6 @@ from markupsafe import escape
 
 from etl.metadata import full_metadata
 from etl.serve import METADATA_YML
-from plugins import llm_math
 
 # Datasette turns on sqlite callback tracebacks: each refusal is also reported
 # to sys.unraisablehook (the server log), which pytest would warn about.
@@ -241,8 +239,8 @@ async def test_what_fits_uses_the_attention_of_the_model(client, conn, slug, fig
     ({**LLAMA_70B_FP16, "model": "<script>x</script>"},
      "model '<script>x</script>' is not a slug of the models table"),
     ({**LLAMA_70B_FP16, "checkpoint": "gpt-oss-120b-mxfp4"},
-     "checkpoint 'gpt-oss-120b-mxfp4' is not a checkpoint of model 'llama-3-1-70b' (a slug of the checkpoints "
-     "table); give checkpoint or weight_format, not both"),
+     ("checkpoint 'gpt-oss-120b-mxfp4' is not a checkpoint of model 'llama-3-1-70b' (a slug of the checkpoints "
+      "table); give checkpoint or weight_format, not both")),
 ])
 async def test_what_fits_refuses_a_bad_parameter(client, params, message):
     assert await refusal(client, "what-fits", **params) == message
