@@ -29,7 +29,7 @@ REQUIRED = {
     "forbidden-slug", "dangling-article-accelerator", "dangling-citation-source",
     "dangling-offer-accelerator", "number-without-citation", "non-utf8", "empty-file",
     "very-large-file", "alias-bomb", "python-object-tag", "several-faults",
-    "model-missing-sizing-field",
+    "model-missing-sizing-field", "unknown-source-tier",
 }
 
 
