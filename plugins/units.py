@@ -14,7 +14,7 @@ left as written, and `filters_from_request` answers the page with a 400 that
 says what was expected (Datasette's own error page, HTML or JSON).
 """
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from urllib.parse import parse_qsl, urlencode
 
 from datasette import hookimpl
@@ -37,7 +37,7 @@ NUMBER_LOOKUPS = {"exact", "not", "gt", "gte", "lt", "lte"}
 LIST_LOOKUPS = {"in", "notin"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def unit_quantity(unit: str):
     """One `unit`, parsed once."""
     return REGISTRY.Quantity(1, unit)

@@ -11,7 +11,7 @@ so the check follows the Datasette it runs with.
 
 import ast
 import importlib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import datasette
@@ -29,7 +29,7 @@ def is_private(name: str) -> bool:
     return name.startswith("_") and not name.endswith("__")
 
 
-@lru_cache(maxsize=None)
+@cache
 def datasette_names() -> tuple[frozenset, frozenset]:
     """(private attribute and function names, method names) defined in Datasette's source.
 
