@@ -19,8 +19,8 @@ changes which rows are counted (search, other filters, the next page) counts
 the rows.
 
 Datasette also counts a facet twice when a link asks for one the table shows by
-default (`?_facet=category` where category is a default facet), and shows
-one result; such arguments are dropped before Datasette sees them.
+default (`?_facet=category` where category is a default facet), and shows it
+twice (`category_2`); such arguments are dropped before Datasette sees them.
 """
 
 import asyncio
