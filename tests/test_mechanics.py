@@ -106,3 +106,20 @@ async def test_the_home_page_links_to_the_tables_of_the_database(fixture_client)
     for link in ("/computekb/accelerators?memory_gb__gte=80", "/computekb/what-fits", "/computekb/articles",
                  "/computekb/search-articles", "/computekb/citations", "/computekb/sources"):
         assert f'href="{link}' in page, link
+
+
+# --- the search page ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("q, expected", [
+    ("memoire", {"acme-x1-revue-fr"}),                        # "mémoire", accents ignored
+    ("X1", {"acme-x1-review", "acme-x1-revue-fr"}),
+    ("power cost", {"untitled-power-note"}),
+    ("nothing-of-the-sort", set()),
+])
+async def test_the_search_page_finds_every_match_best_first_with_marks(fixture_client, q, expected):
+    response = await fixture_client.get(f"/computekb/search-articles.json?q={q}&_shape=array")
+    assert response.status_code == 200
+    found = response.json()
+    assert {r["article"] for r in found} == expected
+    assert [r["bm25"] for r in found] == sorted(r["bm25"] for r in found)
+    assert all("<mark>" in r["snippet"] + r["title"] for r in found)
