@@ -201,7 +201,7 @@ TABLES = (
         Field("system", "ref", "The system row this chip or GPU belongs to; its values never exceed the system's.",
               ref="accelerators"),
         Field("form_factor", "text", "Form factor (SXM, PCIe, OAM, module, system...)."),
-        Field("status", "enum", "Market status.", required=True, choices=("announced", "shipping", "discontinued"), facet=True),
+        Field("status", "enum", "Market status, where a page read states or implies it (null: not known).", choices=("announced", "shipping", "discontinued"), facet=True),
         Field("announced", "date", "Date the vendor announced the product (YYYY, YYYY-MM or YYYY-MM-DD); null when "
               "no source read says.", cited=True),
         Field("available", "date", "Date the product was first available to buy or rent; null when no source read "
