@@ -31,7 +31,8 @@ SOURCE_KINDS = ("vendor-datasheet", "vendor-page", "vendor-blog", "spec", "press
 DEVICE_CLASSES = ("datacenter-gpu", "workstation-gpu", "consumer-gpu", "unified-memory-system", "edge-module",
                   "tpu-asic", "npu")
 MEMORY_GB = (16, 24, 32, 48, 64, 80, 94, 96, 128, 141, 192, 256, 288)
-MEMORY_TYPES = ("HBM3", "HBM3e", "HBM4", "GDDR6", "GDDR7", "LPDDR5X")
+MEMORY_TYPES = ("HBM3", "HBM3E", "HBM4", "GDDR6", "GDDR7", "LPDDR5X")
+TIERS = ("vendor-primary", "vendor-secondary", "independent-measurement", "third-party")  # aggregators are never cited
 WORDS = ("memory bandwidth cache kernel tensor inference latency throughput quantization decode prefill "
          "attention batch tokens context accelerator interconnect power thermal cluster runtime scheduler "
          "mémoire débit calcul modèle réseau coût énergie précision format serveur grappe").split()
@@ -130,7 +131,8 @@ class Generator:
                 published = f"    published: {date(self.rng)}\n" if self.rng.random() < 0.6 else ""
                 body.append(f"  - slug: {slug}\n    url: https://example.com/publisher-{p}/{slug}\n"
                             f"    title: {quoted(sentence(self.rng, 4, 10))}\n    publisher: Synthetic publisher {p}\n"
-                            f"    kind: {self.rng.choice(SOURCE_KINDS)}\n{published}    retrieved: {date(self.rng, 2026)}\n"
+                            f"    kind: {self.rng.choice(SOURCE_KINDS)}\n    tier: {self.rng.choice(TIERS)}\n"
+                            f"{published}    retrieved: {date(self.rng, 2025, 2025)}\n"
                             f"    note: >-\n      {sentence(self.rng, 20, 40)}\n")
             self.write(f"sources/publisher-{p:04d}.yml", "sources:\n" + "\n".join(body))
 
@@ -145,9 +147,9 @@ class Generator:
       note: {quoted(sentence(rng))}""" if rng.random() < 0.3 else f"\n    tdp_w: {rng.randrange(15, 1400, 5)} W"
         return (f"accelerators:\n  - slug: {slug}\n    vendor: {vendor}\n    name: Synthetic {slug.upper()}\n"
                 f"    family: Family {rng.randint(1, 9)}\n    architecture: {quoted(words(rng, 2, 5))}\n"
-                f"    device_class: {rng.choice(DEVICE_CLASSES)}\n    form_factor: {rng.choice(('SXM', 'PCIe', 'OAM', 'module'))}\n"
+                f"    device_class: {rng.choice(DEVICE_CLASSES)}\n    scope: device\n    form_factor: {rng.choice(('SXM', 'PCIe', 'OAM', 'module'))}\n"
                 f"    status: {rng.choice(('announced', 'shipping', 'discontinued'))}\n"
-                f"    launch_date: {date(rng)[:7]}\n    memory_gb: {rng.choice(MEMORY_GB)} GB\n"
+                f"    announced: {date(rng)[:7]}\n    memory_gb: {rng.choice(MEMORY_GB)} GB\n"
                 f"    memory_type: {rng.choice(MEMORY_TYPES)}\n    memory_bandwidth_gbs: {bandwidth} TB/s{tdp}\n"
                 f"    interconnect: {vendor}-link\n    interconnect_gbs: {rng.choice((64, 128, 900, 1800))} GB/s\n"
                 f"    launch_price_usd: {rng.randrange(500, 40000, 100)} USD\n    source: {self.source()}\n"
@@ -156,10 +158,12 @@ class Generator:
     def throughput(self, slug):
         rows = []
         combos = [(p, s) for p, _, _ in PRECISIONS for s in ("dense", "sparse-2-4")]
+        dense = {p: round(self.rng.uniform(5, 5000), 1) for p, _, _ in PRECISIONS}  # a sparse figure is twice the dense one
         for precision, sparsity in self.rng.sample(combos, THROUGHPUT_PER_ACCELERATOR):
             unit = "TOPS" if precision.startswith("int") else "TFLOPS"
-            rows.append(f"  - accelerator: {slug}\n    precision: {precision}\n    sparsity: {sparsity}\n"
-                        f"    tflops: {round(self.rng.uniform(5, 5000), 1)} {unit}\n    source: {self.source()}\n")
+            value = dense[precision] * (2 if sparsity == "sparse-2-4" else 1)
+            rows.append(f"  - accelerator: {slug}\n    precision: {precision}\n    sparsity: {sparsity}\n    engine: matrix\n"
+                        f"    tflops: {value} {unit}\n    source: {self.source()}\n")
         return "\nthroughput:\n" + "".join(rows)
 
     def format_support(self, slug):

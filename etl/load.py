@@ -10,25 +10,47 @@ key order, whatever the order of the files.
 """
 
 from collections import defaultdict
+from typing import NamedTuple
 
 import sqlite_utils
 from sqlite_utils.db import quote_identifier
 
-from .schema import GENERATED, TABLES, TABLES_BY_NAME
+from .schema import ENGINES, GENERATED, TABLES, TABLES_BY_NAME
 from .transform import COLUMNS, LINKS, STAGED, TAG_COUNTS
 
 SQL_TYPES = {"int": "INTEGER", "bool": "INTEGER", "number": "REAL", "quantity": "REAL"}  # other kinds: TEXT
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"  # "memoire" finds "mémoire"
 
+# One row per accelerator, every accelerator (a row with no dense figure shows
+# nulls rather than vanishing), one column per precision and engine: a column
+# holds one measure only.
 DENSE_THROUGHPUT_VIEW = """
 CREATE VIEW dense_throughput AS
-SELECT a.slug AS accelerator, a.name, a.vendor, a.device_class,
+SELECT a.slug AS accelerator, a.name, a.vendor, a.device_class, a.scope,
 {columns}
 FROM accelerators a
-WHERE a.slug IN (SELECT accelerator FROM throughput WHERE sparsity = 'dense')
 ORDER BY a.vendor, a.name
 """
 DENSE_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8", "int4")
+INTEGER_PRECISIONS = ("int8", "int4")
+
+
+class DenseColumn(NamedTuple):
+    """A column of dense_throughput: one precision on one engine, in TFLOPS (TOPS for integers)."""
+
+    precision: str
+    engine: str
+
+    @property
+    def unit(self):
+        return "TOPS" if self.precision in INTEGER_PRECISIONS else "TFLOPS"
+
+    @property
+    def name(self):
+        return f"{self.precision}_{self.engine}_{self.unit.lower()}"
+
+
+DENSE_COLUMNS = tuple(DenseColumn(p, e) for p in DENSE_PRECISIONS for e in ENGINES)
 
 
 def table_of(db, name):
@@ -160,8 +182,8 @@ def search_sql():
 
 def views_sql():
     columns = ",\n".join(
-        f"  (SELECT tflops FROM throughput t WHERE t.accelerator = a.slug AND t.precision = '{p}' "
-        f"AND t.sparsity = 'dense') AS {p}_tflops" for p in DENSE_PRECISIONS)
+        f"  (SELECT tflops FROM throughput t WHERE t.accelerator = a.slug AND t.precision = '{c.precision}' "
+        f"AND t.engine = '{c.engine}' AND t.sparsity = 'dense') AS {c.name}" for c in DENSE_COLUMNS)
     return [DENSE_THROUGHPUT_VIEW.format(columns=columns)]
 
 

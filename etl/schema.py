@@ -20,8 +20,22 @@ NUMERIC_KINDS = {"int", "number", "quantity"}
 SOURCE_KINDS = ("vendor-datasheet", "vendor-page", "vendor-blog", "spec", "press",
                 "article", "benchmark", "documentation", "paper", "listing")
 CITATION_KINDS = ("vendor-spec", "third-party", "derived", "measured", "article-claim")
+# Authority of a source, most to least (docs/DATA.md, "Methodology"). No value may
+# cite an aggregator: it may appear in notes only.
+TIERS = ("vendor-primary", "vendor-secondary", "independent-measurement", "third-party", "aggregator")
+UNCITABLE_TIERS = ("aggregator",)
 DEVICE_CLASSES = ("datacenter-gpu", "workstation-gpu", "consumer-gpu",
-                  "unified-memory-system", "edge-module", "tpu-asic", "npu", "dpu")
+                  "unified-memory-system", "edge-module", "tpu-asic", "ai-asic", "npu", "dpu")
+# What one row (or one cited value) counts: one GPU/accelerator as sold, a chip
+# inside a system row, a superchip, a module or board, a whole system.
+SCOPES = ("device", "chip", "superchip", "module", "system")
+# Tensor/matrix units (tensor cores, matrix cores, MXUs, systolic arrays) against
+# vector/SIMT units: the same precision on the two engines is two measures.
+ENGINES = ("matrix", "vector")
+MEMORY_TYPES = ("HBM2", "HBM2E", "HBM3", "HBM3E", "HBM4", "HBM4E", "GDDR6", "GDDR6X", "GDDR7",
+                "LPDDR4X", "LPDDR5", "LPDDR5X", "LPDDR6", "DDR4", "DDR5", "SRAM")
+# Derived capability: `no` needs an explicit cited `supported: false`; unknown is not no.
+CAPABILITY = ("yes", "no", "unknown")
 
 
 @dataclass(frozen=True)
@@ -35,6 +49,7 @@ class Field:
     choices: tuple = ()              # allowed values of enum fields
     minimum: float | None = None     # inclusive lower bound of ints
     facet: bool = False              # a default facet in Datasette (its index holds the other facet columns)
+    cited: bool = False              # a non-numeric value that carries a citation (dates of a product)
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
@@ -85,6 +100,11 @@ TABLES = (
         Field("title", "text", "Title exactly as the page gives it; null when the copy read did not show it (the note says so)."),
         Field("publisher", "text", "Who publishes the page.", required=True, facet=True),
         Field("kind", "enum", "What kind of page it is.", required=True, choices=SOURCE_KINDS, facet=True),
+        Field("tier", "enum", "Authority of the source, most to least: vendor-primary (the maker's datasheet, product "
+              "page, white paper, documentation, a model maker's own repository), vendor-secondary (the maker's blog, "
+              "press release, own benchmark submission), independent-measurement, third-party (reseller, press, "
+              "review, encyclopedia reproducing vendor figures), aggregator (databases of other people's numbers: "
+              "never cited for a value).", required=True, choices=TIERS, facet=True),
         Field("published", "date", "Publication date stated by the page, if any."),
         Field("retrieved", "date", "Date the page was read for this knowledge base.", required=True),
         Field("article", "ref", "The catalogued article this source is, if any.", ref="articles"),
@@ -93,6 +113,14 @@ TABLES = (
         Field("label", "text", "Display label: the title, or the page's address (marked as such) when its title is not known."),
         Field("label_derived", "bool", "1 when the label is the address rather than a title."),
     )),
+    Table("forbidden_sources", "Hosts that may never be cited: content farms, machine-translated copy sites, pages "
+          "that say they are AI-written, addresses that belong to unrelated content. The build refuses a source on "
+          "one of these hosts or their subdomains.", (
+        slug(),
+        Field("host", "text", "Host name, lower-case (its subdomains are refused too).", required=True),
+        Field("reason", "text", "Why no value may cite it.", required=True),
+        note(),
+    ), label="host", sort="host"),
     Table("vendors", "Companies that make accelerators.", (
         slug(), Field("name", "text", "Company name.", required=True),
         Field("country", "text", "Country of headquarters (ISO 3166 code)."),
@@ -160,27 +188,48 @@ TABLES = (
         Field("domain_size", "int", "Largest number of accelerators in one domain of this link.", minimum=1),
         source(), note(),
     ), label="name", cited=True, sort_desc="bidirectional_gbs"),
-    Table("accelerators", "GPUs, TPUs, NPUs, DPUs and unified-memory systems, one row per variant, per GPU.", (
+    Table("accelerators", "GPUs, TPUs, ASICs, NPUs, DPUs and unified-memory systems: one row per product as sold, "
+          "its values for the row's scope (per GPU/device unless the scope says otherwise).", (
         slug(),
         Field("vendor", "ref", "Maker.", required=True, ref="vendors", facet=True),
         Field("name", "text", "Product name.", required=True),
         Field("family", "text", "Product family or generation."),
         Field("architecture", "text", "Microarchitecture."),
         Field("device_class", "enum", "Kind of device.", required=True, choices=DEVICE_CLASSES, facet=True),
+        Field("scope", "enum", "What the row's values count: device (one GPU/accelerator/card as sold), chip (a chip "
+              "inside a system row), superchip, module, or system.", required=True, choices=SCOPES, facet=True),
+        Field("system", "ref", "The system row this chip or GPU belongs to; its values never exceed the system's.",
+              ref="accelerators"),
         Field("form_factor", "text", "Form factor (SXM, PCIe, OAM, module, system...)."),
         Field("status", "enum", "Market status.", required=True, choices=("announced", "shipping", "discontinued"), facet=True),
-        Field("launch_date", "date", "Launch or announcement date (YYYY, YYYY-MM or YYYY-MM-DD)."),
-        Field("memory_gb", "quantity", "Memory per GPU in decimal GB (10^9 bytes), as the vendor states it.", unit="GB"),
-        Field("memory_type", "text", "Memory technology (HBM3e, GDDR7, LPDDR5X...).", facet=True),
-        Field("memory_bandwidth_gbs", "quantity", "Peak memory bandwidth per GPU (read and write share it).", unit="GB/s"),
-        Field("addressable_memory_gb", "quantity", "Unified-memory systems: memory the accelerator can address, as the vendor states it.", unit="GB"),
-        Field("tdp_w", "quantity", "Maximum board or module power per GPU.", unit="W"),
+        Field("announced", "date", "Date the vendor announced the product (YYYY, YYYY-MM or YYYY-MM-DD); null when "
+              "no source read says.", cited=True),
+        Field("available", "date", "Date the product was first available to buy or rent; null when no source read "
+              "says. Never before `announced`.", cited=True),
+        Field("memory_gb", "quantity", "Memory per row scope, in decimal GB (10^9 bytes). Written as the vendor prints "
+              "it; GiB are converted by the one rule 1 GiB = 1.073741824 GB, rounded to 2 decimals.", unit="GB"),
+        Field("memory_type", "enum", "Memory technology, one canonical spelling each.", choices=MEMORY_TYPES, facet=True),
+        Field("memory_bandwidth_gbs", "quantity", "Peak memory bandwidth per row scope (read and write share it).", unit="GB/s"),
+        Field("addressable_memory_gb", "quantity", "Unified-memory systems: memory the accelerator can address, as the "
+              "vendor states it (same unit rule as memory_gb).", unit="GB"),
+        Field("tdp_w", "quantity", "Maximum board or module power per row scope.", unit="W"),
         Field("interconnect", "ref", "Main accelerator-to-accelerator link.", ref="interconnects", facet=True),
-        Field("interconnect_gbs", "quantity", "Interconnect bandwidth per GPU, both directions added (bidirectional).", unit="GB/s"),
+        Field("interconnect_gbs", "quantity", "Interconnect bandwidth per row scope, both directions added (bidirectional).", unit="GB/s"),
+        Field("host_interface", "ref", "Link to the host (an interconnects row of kind host), where stated.", ref="interconnects"),
         Field("launch_price_usd", "quantity", "Vendor list price at launch, where one exists.", unit="USD"),
         source(), note(),
     ), label="name", cited=True, sort_desc="memory_bandwidth_gbs",
-        derived=(Field("fp4_formats", "list", "4-bit floating-point formats supported natively (JSON array, from format_support).", facet=True),)),
+        derived=(
+        Field("fp4_formats", "list", "4-bit floating-point formats supported natively (JSON array: nvfp4, mxfp4, or fp4 "
+              "when a source says FP4 without naming the format), from format_support and FP4 throughput rows.", facet=True),
+        Field("native_fp8", "enum", "Native FP8 hardware: yes (a cited supported FP8 format or FP8 throughput figure), "
+              "no (a cited `supported: false`), unknown otherwise. Unknown is not no.", choices=CAPABILITY, facet=True),
+        Field("native_fp4", "enum", "Native FP4 hardware: yes, no or unknown, as native_fp8.", choices=CAPABILITY, facet=True),
+        Field("strongest_tier", "enum", "Most authoritative tier among the sources of the row's values, throughput "
+              "and format claims.", choices=TIERS),
+        Field("weakest_tier", "enum", "Least authoritative tier among the sources of the row's values, throughput "
+              "and format claims.", choices=TIERS),
+    )),
     Table("number_formats", "Number formats: element bits, block size, scale format and effective bits per value.", (
         slug(), Field("name", "text", "Name.", required=True),
         Field("family", "text", "Precision family (fp8, fp6, fp4...).", facet=True),
@@ -194,18 +243,25 @@ TABLES = (
         Field("effective_bits", "number", "Bits per value including the shared scale."),
         source(), note(),
     ), label="name", cited=True, sort="bits"),
-    Table("throughput", "Peak throughput per accelerator, precision and sparsity. Dense and 2:4-sparse figures are separate rows.", (
+    Table("throughput", "Peak throughput per accelerator, precision, sparsity and engine. Dense and 2:4-sparse "
+          "figures, matrix and vector units, are separate rows: only rows of equal precision, sparsity and engine compare.", (
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
         Field("precision", "ref", "Precision (number format or family).", required=True, ref="number_formats", facet=True),
         Field("sparsity", "enum", "dense, or sparse-2-4 for figures quoted with 2:4 structured sparsity.",
               required=True, choices=("dense", "sparse-2-4"), facet=True),
-        Field("tflops", "quantity", "Peak throughput in TFLOPS (TOPS for integer precisions).", required=True, unit="TFLOPS"),
+        Field("engine", "enum", "matrix (tensor cores, matrix cores, MXUs, systolic arrays) or vector (CUDA cores, "
+              "SIMT/SIMD vector units).", required=True, choices=ENGINES, facet=True),
+        Field("tflops", "quantity", "Peak throughput of the row's scope in TFLOPS; TOPS for integer precisions, which "
+              "are never compared with floating-point rows.", required=True, unit="TFLOPS"),
         source(), note(),
-    ), slug_from=("accelerator", "precision", "sparsity"), cited=True, sort_desc="tflops",
-        derived=(slug("Derived: accelerator-precision-sparsity."),)),
+    ), slug_from=("accelerator", "precision", "sparsity", "engine"), cited=True, sort_desc="tflops",
+        derived=(slug("Derived: accelerator-precision-sparsity-engine. Before engines were recorded it was "
+                      "accelerator-precision-sparsity: such addresses redirect to the row (or rows) they meant."),)),
     Table("format_support", "Which accelerator supports which number format natively, each claim cited.", (
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
-        Field("format", "ref", "Number format.", required=True, ref="number_formats", facet=True),
+        Field("format", "ref", "Number format. FP4 claims use nvfp4, mxfp4, or fp4 (FP4, format not stated).",
+              required=True, ref="number_formats", facet=True),
+        Field("supported", "bool", "false: the source says the format is not supported (default true)."),
         source(required=True), note(),
     ), slug_from=("accelerator", "format"), cited=True, derived=(slug("Derived: accelerator-format."),)),
     Table("prices", "Launch list prices and dated street prices.", (
@@ -262,8 +318,12 @@ GENERATED = (
         Field("as_written", "text", "The value as written in the data file, with its unit."),
         Field("unit", "text", "Unit of the column."),
         Field("source", "ref", "The source that states the value.", required=True, ref="sources", facet=True),
-        Field("kind", "enum", "vendor-spec, third-party, derived, measured, or article-claim.",
-              required=True, choices=CITATION_KINDS, facet=True),
+        Field("kind", "enum", "vendor-spec, third-party, derived, measured, or article-claim (default from the "
+              "source's tier).", required=True, choices=CITATION_KINDS, facet=True),
+        Field("tier", "enum", "Authority tier of the source, copied from sources.tier.", required=True,
+              choices=TIERS, facet=True),
+        Field("scope", "enum", "The scope the source states the figure for, when it differs from the row's.",
+              choices=SCOPES),
         Field("note", "text", "What the source says exactly, or how the value was derived."),
     ), authored=False, sort="slug"),
     Table("release", "The data release this database was built from: cite it with any number.", (

@@ -17,17 +17,21 @@ from itertools import groupby
 from operator import itemgetter
 from typing import NamedTuple
 
-from .schema import GENERATED, TABLES, TABLES_BY_NAME
+from .schema import GENERATED, TABLES, TABLES_BY_NAME, TIERS
 
 DERIVED_LABEL_LENGTH = 90
 DERIVED_MARK = " [label derived from summary]"
 ADDRESS_MARK = " [title not known: label from the address]"
 
-# How a citation counts when the data does not say: by what kind of page the source is.
-CITATION_KIND_BY_SOURCE = {
-    "vendor-datasheet": "vendor-spec", "vendor-page": "vendor-spec", "vendor-blog": "vendor-spec",
-    "spec": "vendor-spec", "benchmark": "measured",
+# How a citation counts when the data does not say: by the authority of its source.
+CITATION_KIND_BY_TIER = {
+    "vendor-primary": "vendor-spec", "vendor-secondary": "vendor-spec",
+    "independent-measurement": "measured", "third-party": "third-party", "aggregator": "third-party",
 }
+# The capability columns derived from format_support and throughput, by precision family.
+CAPABILITY_FAMILIES = {"native_fp8": "fp8", "native_fp4": "fp4"}
+# What a throughput figure in the FP4 family says of the format when no format claim names it.
+FP4_NOT_STATED = "fp4"
 
 
 def singular(table_name):
@@ -116,7 +120,7 @@ def citation_row(c):
         "slug": f"{c.table.replace('_', '-')}-{c.row}-{c.field.replace('_', '-')}",
         "table_name": c.table, "row_slug": c.row, "field": c.field,
         "value": value, "as_written": None if c.as_written is None else str(c.as_written),
-        "unit": UNITS[c.table][c.field], "source": c.source, "kind": c.kind, "note": c.note,
+        "unit": UNITS[c.table][c.field], "source": c.source, "kind": c.kind, "scope": c.scope, "note": c.note,
     }
     return tuple(map(row.get, COLUMNS["citations"]))
 
@@ -154,34 +158,92 @@ def translations(articles):
                 yield slug, others[0]
 
 
-def fp4_formats(accelerators, format_support, number_formats):
-    """(accelerator, JSON array of the natively supported formats of the FP4 family), for every accelerator."""
-    family = {slug: name or slug for slug, name in number_formats}
-    supported = defaultdict(list)
-    for accelerator, fmt in format_support:
-        if family.get(fmt) == "fp4":
-            supported[accelerator].append(fmt)
-    for (slug,) in accelerators:
-        yield slug, to_json(sorted(supported[slug]))
+class Claim(NamedTuple):
+    """What one accelerator is said to support, from a format_support row or a throughput figure."""
+
+    accelerator: str
+    format: str
+    supported: bool
 
 
-def default_citation_kind(publisher, article, kind, vendor_names):
-    """A page published by a hardware vendor states a vendor spec, whatever its format."""
-    if publisher in vendor_names:
-        return "vendor-spec"
-    if article:  # one of the catalogued articles
+def format_claims(format_support, throughput):
+    """Claims from format_support rows (accelerator, format, supported) and throughput rows
+    (accelerator, precision): a cited peak figure in a precision states hardware for it."""
+    for accelerator, fmt, supported in format_support:
+        yield Claim(accelerator, fmt, supported is None or bool(supported))
+    for accelerator, precision in throughput:
+        yield Claim(accelerator, precision, True)
+
+
+def fp4_formats(accelerators, claims, family):
+    """(accelerator, JSON array of its supported FP4-family formats) for every accelerator.
+
+    A throughput figure in the family with no format named by a claim counts as
+    `fp4`, "FP4, format not stated", so an accelerator with FP4 hardware never
+    shows an empty list."""
+    named, stated = defaultdict(set), set()
+    for claim in claims:
+        if family.get(claim.format) != "fp4" or not claim.supported:
+            continue
+        stated.add(claim.accelerator)
+        if claim.format != FP4_NOT_STATED:
+            named[claim.accelerator].add(claim.format)
+    for slug in accelerators:
+        formats = named[slug] or ({FP4_NOT_STATED} if slug in stated else set())
+        yield slug, to_json(sorted(formats))
+
+
+def capability(accelerators, claims, family, precision_family):
+    """(accelerator, yes/no/unknown) for one precision family: yes when any claim supports
+    a format of the family, no when the only claims are explicit `supported: false`."""
+    said = defaultdict(set)
+    for claim in claims:
+        if family.get(claim.format) == precision_family:
+            said[claim.accelerator].add(claim.supported)
+    for slug in accelerators:
+        yield slug, "yes" if True in said[slug] else "no" if said[slug] else "unknown"
+
+
+def tier_range(citations, tier_of, accelerator_of):
+    """(accelerator, (strongest, weakest) tier) over the sources of its values, throughput and format claims.
+
+    `citations` gives (table, row slug, source); `accelerator_of` maps a
+    throughput or format_support slug to its accelerator."""
+    ranks = defaultdict(set)
+    for table, row, source in citations:
+        accelerator = row if table == "accelerators" else accelerator_of.get((table, row))
+        if accelerator is not None and source in tier_of:
+            ranks[accelerator].add(TIERS.index(tier_of[source]))
+    for accelerator, found in ranks.items():
+        yield accelerator, (TIERS[min(found)], TIERS[max(found)])
+
+
+def default_citation_kind(tier, article):
+    """A citation's kind when the data does not say: a catalogued article states an article
+    claim; otherwise the authority of the source decides (a maker's own page states a vendor spec)."""
+    if article:
         return "article-claim"
-    return CITATION_KIND_BY_SOURCE.get(kind, "third-party")
+    return CITATION_KIND_BY_TIER[tier]
 
 
 def cross_file_columns(stage):
     """Set the columns that depend on rows of other files, once every file is staged."""
     articles = stage.select("articles", ("translation_key", "slug", "language"), order_by=("translation_key", "slug"))
     stage.set_column("articles", "translation", translations(row for row in articles if row[0]))
-    stage.set_column("accelerators", "fp4_formats", fp4_formats(
-        stage.select("accelerators", ("slug",)), stage.select("format_support", ("accelerator", "format")),
-        list(stage.select("number_formats", ("slug", "family")))))
-    vendor_names = {name for (name,) in stage.select("vendors", ("name",))}
-    kinds = ((slug, default_citation_kind(*source, vendor_names))
-             for slug, *source in stage.select("sources", ("slug", "publisher", "article", "kind")))
+    accelerators = [slug for (slug,) in stage.select("accelerators", ("slug",))]
+    family = dict(stage.select("number_formats", ("slug", "family")))
+    claims = list(format_claims(stage.select("format_support", ("accelerator", "format", "supported")),
+                                stage.select("throughput", ("accelerator", "precision"))))
+    stage.set_column("accelerators", "fp4_formats", fp4_formats(accelerators, claims, family))
+    for column, precision_family in CAPABILITY_FAMILIES.items():
+        stage.set_column("accelerators", column, capability(accelerators, claims, family, precision_family))
+    sources = list(stage.select("sources", ("slug", "tier", "article")))
+    tier_of = {slug: tier for slug, tier, _ in sources}
+    accelerator_of = {(table, slug): accelerator for table in ("throughput", "format_support")
+                      for slug, accelerator in stage.select(table, ("slug", "accelerator"))}
+    ranges = list(tier_range(stage.select("citations", ("table_name", "row_slug", "source")), tier_of, accelerator_of))
+    stage.set_column("accelerators", "strongest_tier", ((slug, strongest) for slug, (strongest, _) in ranges))
+    stage.set_column("accelerators", "weakest_tier", ((slug, weakest) for slug, (_, weakest) in ranges))
+    stage.set_column("citations", "tier", ((slug, tier) for slug, tier, _ in sources), key="source")
+    kinds = ((slug, default_citation_kind(tier, article)) for slug, tier, article in sources)
     stage.set_column("citations", "kind", kinds, key="source", only_null=True)

@@ -31,6 +31,12 @@ for _definition in DEFINITIONS:
     REGISTRY.define(_definition)
 
 
+# The one unit rule for memory: a GB column holds decimal GB (10^9 bytes); a value
+# written in GiB, as some vendors print it, is converted (1 GiB = 1.073741824 GB)
+# and rounded to this many decimals, on every row alike.
+DECIMALS = {"GB": 2}
+
+
 class UnitError(ValueError):
     """A value that is not a quantity in the expected unit."""
 
@@ -73,4 +79,6 @@ def to_unit(text, unit):
         raise UnitError(f"unknown unit {unit_text!r} in {text!r} ({error})") from None
     # 12 significant digits drop the binary noise of unit conversion (3.35 TB/s
     # is 3350 GB/s, not 3350.0000000000005).
+    if unit in DECIMALS:
+        return round(magnitude, DECIMALS[unit])
     return float(f"{magnitude:.12g}")

@@ -13,11 +13,18 @@ from functools import cache, lru_cache
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
 from .problems import Problem
-from .schema import CITATION_KINDS, NUMERIC_KINDS, SLUG_PATTERN, TABLES, TABLES_BY_NAME
+from .schema import (
+    CITATION_KINDS,
+    NUMERIC_KINDS,
+    SCOPES,
+    SLUG_PATTERN,
+    TABLES,
+    TABLES_BY_NAME,
+)
 from .units import UnitError, to_unit
 
 DATE_PATTERN = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
-CITATION_KEYS = {"value", "source", "kind", "note"}
+CITATION_KEYS = {"value", "source", "kind", "scope", "note"}
 
 SLUG = core_schema.str_schema(pattern=SLUG_PATTERN, max_length=120)
 TEXT = core_schema.str_schema(strip_whitespace=True, min_length=1, max_length=20_000)
@@ -107,7 +114,9 @@ def validator_for(table_name):
     return SchemaValidator(core_schema.typed_dict_schema(fields, extra_behavior="forbid")).validate_python
 
 
-NUMERIC_FIELDS = {t.name: [f.name for f in t.fields if f.kind in NUMERIC_KINDS] for t in TABLES}
+# Fields whose value carries a citation: every number, and the few other values
+# marked `cited` in the schema (an accelerator's dates).
+CITED_FIELDS = {t.name: [f.name for f in t.fields if f.kind in NUMERIC_KINDS or f.cited] for t in TABLES}
 
 
 @dataclass
@@ -121,6 +130,7 @@ class Citation:
     as_written: object
     source: str | None
     kind: str | None
+    scope: str | None
     note: str | None
     path: str
     line: int
@@ -168,14 +178,14 @@ def split_citations(record):
     values, cited, problems = dict(record.data), {}, []
     for key in [key for key, value in values.items() if isinstance(value, dict)]:  # usually none
         value = values[key]
-        if key not in NUMERIC_FIELDS[record.table]:
+        if key not in CITED_FIELDS[record.table]:
             problems.append(Problem(record.path, record.line_of(key), key, "expected a single value, not a mapping"))
             del values[key]
             continue
         unknown = set(value) - CITATION_KEYS
         if unknown or "value" not in value:
             problems.append(Problem(record.path, record.line_of(key), key,
-                                    f"a cited value is a mapping of value, source, kind, note (got {', '.join(sorted(value))})"))
+                                    f"a cited value is a mapping of value, source, kind, scope, note (got {', '.join(sorted(value))})"))
             del values[key]
             continue
         cited[key] = value
@@ -206,11 +216,11 @@ def validate_record(record):
 
 def citations_of(row, written, cited):
     """One citation per non-null number (and per format-support claim)."""
-    numeric = [name for name in NUMERIC_FIELDS[row.table] if row.values.get(name) is not None]
+    cited_names = [name for name in CITED_FIELDS[row.table] if row.values.get(name) is not None]
     if row.table == "format_support":
-        numeric = ["format"]
+        cited_names = ["format"]
     citations, problems = [], []
-    for name in numeric:
+    for name in cited_names:
         meta = cited.get(name, {})
         source = meta.get("source") or row.values.get("source")
         if not source:
@@ -221,11 +231,15 @@ def citations_of(row, written, cited):
         if kind is not None and kind not in CITATION_KINDS:
             problems.append(Problem(row.path, row.line_of(name), name,
                                     f"citation kind {kind!r} is not one of {', '.join(CITATION_KINDS)}"))
+        scope = meta.get("scope")
+        if scope is not None and scope not in SCOPES:
+            problems.append(Problem(row.path, row.line_of(name), name,
+                                    f"citation scope {scope!r} is not one of {', '.join(SCOPES)}"))
         for key in ("source", "note"):
             if key in meta and not isinstance(meta[key], str):
                 problems.append(Problem(row.path, row.line_of(name), name, f"citation {key} must be text"))
         citations.append(Citation(row.table, row.slug, name, row.values[name], written.get(name),
-                                  str(source), kind, meta.get("note"), row.path, row.line_of(name),
+                                  str(source), kind, scope, meta.get("note"), row.path, row.line_of(name),
                                   "source" in meta))
     return citations, problems
 

@@ -14,7 +14,7 @@ from datasette.utils.asgi import Response
 from rapidfuzz import fuzz, process
 
 from etl.load import DENSE_PRECISIONS
-from etl.schema import AUTHORED, TABLES_BY_NAME
+from etl.schema import AUTHORED, ENGINES, TABLES_BY_NAME
 
 DATABASE = "computekb"
 MIN_IDS, MAX_IDS = 2, 8
@@ -31,7 +31,12 @@ DERIVED = (
     ("memory_gb_per_1000_usd", "GB per 1,000 USD", "Memory per 1,000 USD of launch list price (derived).",
      "round(1000 * a.memory_gb / a.launch_price_usd, 2)"),
 )
-THROUGHPUT_DESCRIPTION = "Dense {name}: " + TABLES_BY_NAME["throughput"].field("tflops").description
+THROUGHPUT_DESCRIPTION = "Dense {name} on {engine} units: " + TABLES_BY_NAME["throughput"].field("tflops").description
+# The key of a throughput row of the table: precision, engine and unit, so that no
+# row holds two measures (the same naming as the columns of dense_throughput).
+THROUGHPUT_KEY_SQL = ("t.precision || '_' || t.engine || "
+                      "CASE WHEN (SELECT f.kind FROM number_formats f WHERE f.slug = t.precision) = 'integer' "
+                      "THEN '_tops' ELSE '_tflops' END")
 
 
 class BadIds(Exception):
@@ -91,7 +96,7 @@ def compare_sql(slugs, specs):
   FROM accelerators a, json_each(json_object({spec_object})) j
   WHERE a.slug IN ({picked})
   UNION ALL
-  SELECT t.accelerator, t.precision || '_tflops', t.tflops FROM throughput t
+  SELECT t.accelerator, {THROUGHPUT_KEY_SQL}, t.tflops FROM throughput t
   WHERE t.sparsity = 'dense' AND t.accelerator IN ({picked})
 ),
 fields(pos, field, unit) AS (VALUES
@@ -153,14 +158,17 @@ async def load_catalogue(db):
 
 
 async def dense_specs(db, slugs):
-    """One row per dense precision any of them states, in the order of etl.load.DENSE_PRECISIONS."""
+    """One row per dense precision and engine any of them states, in the order of
+    etl.load.DENSE_PRECISIONS, matrix before vector."""
     result = await db.execute(
-        "SELECT DISTINCT t.precision, f.name, f.kind FROM throughput t JOIN number_formats f ON f.slug = t.precision "
+        f"SELECT DISTINCT t.precision, t.engine, {THROUGHPUT_KEY_SQL} AS key, f.name, f.kind "
+        "FROM throughput t JOIN number_formats f ON f.slug = t.precision "
         f"WHERE t.sparsity = 'dense' AND t.accelerator IN ({picked_sql(slugs)})", params(slugs))
     order = {p: i for i, p in enumerate(DENSE_PRECISIONS)}
-    rows = sorted(result.rows, key=lambda r: (order.get(r["precision"], len(order)), r["precision"]))
-    return [Spec(f"{r['precision']}_tflops", "TOPS" if r["kind"] == "integer" else "TFLOPS",
-                 THROUGHPUT_DESCRIPTION.format(name=r["name"])) for r in rows]
+    rows = sorted(result.rows, key=lambda r: (order.get(r["precision"], len(order)), r["precision"],
+                                               ENGINES.index(r["engine"])))
+    return [Spec(r["key"], "TOPS" if r["kind"] == "integer" else "TFLOPS",
+                 THROUGHPUT_DESCRIPTION.format(name=r["name"], engine=r["engine"])) for r in rows]
 
 
 async def all_specs(db, slugs):
@@ -170,14 +178,14 @@ async def all_specs(db, slugs):
 
 
 async def citations(db, slugs):
-    """(accelerator, spec key) -> citation slug, source label and URL, for every cited value."""
+    """(accelerator, spec key) -> citation slug, tier, source label and URL, for every cited value."""
     picked = picked_sql(slugs)
     result = await db.execute(f"""
-        SELECT c.row_slug AS accelerator, c.field AS key, c.slug, s.label, s.url
+        SELECT c.row_slug AS accelerator, c.field AS key, c.slug, c.tier, s.label, s.url
         FROM citations c JOIN sources s ON s.slug = c.source
         WHERE c.table_name = 'accelerators' AND c.row_slug IN ({picked})
         UNION ALL
-        SELECT t.accelerator, t.precision || '_tflops', c.slug, s.label, s.url
+        SELECT t.accelerator, {THROUGHPUT_KEY_SQL}, c.slug, c.tier, s.label, s.url
         FROM throughput t
         JOIN citations c ON c.table_name = 'throughput' AND c.row_slug = t.slug AND c.field = 'tflops'
         JOIN sources s ON s.slug = c.source

@@ -50,7 +50,7 @@ def test_vega_chart_builder_draws_on_the_accelerators_table(server, page):
     "/computekb/dense_throughput",
 ])
 def test_a_chart_fragment_is_a_permalink_on_query_and_view_pages(server, page, path):
-    column = "memory_gb" if "sql=" in path else "fp8_tflops"
+    column = "memory_gb" if "sql=" in path else "fp8_matrix_tflops"
     page.goto(f"{server}{path}#g.mark=bar&g.x_column=name&g.x_type=ordinal"
               f"&g.y_column={column}&g.y_type=quantitative")
     page.locator(".vega-embed canvas, .vega-embed svg").first.wait_for(timeout=15000)

@@ -127,9 +127,39 @@ async def test_dense_throughput_rows_match_the_throughput_table(client, compare_
     rows = list(csv.DictReader(io.StringIO((await client.get(links_of(compare_page, "compare-csv"))).text)))
     by_field = {row["field"]: row for row in rows}
     for slug in picked:
-        for precision, tflops in conn.execute(
-                "SELECT precision, tflops FROM throughput WHERE accelerator = ? AND sparsity = 'dense'", (slug,)):
-            assert float(by_field[f"{precision}_tflops"][slug]) == tflops
+        for precision, engine, kind, tflops in conn.execute(
+                "SELECT t.precision, t.engine, f.kind, t.tflops FROM throughput t JOIN number_formats f "
+                "ON f.slug = t.precision WHERE t.accelerator = ? AND t.sparsity = 'dense'", (slug,)):
+            unit = "tops" if kind == "integer" else "tflops"
+            assert float(by_field[f"{precision}_{engine}_{unit}"][slug]) == tflops
+
+
+async def test_matrix_and_vector_figures_are_separate_rows(client, conn):
+    """Two accelerators with both engines' dense FP64: each engine is its own row, its
+    figures those of that engine only, so no star compares a matrix with a vector figure."""
+    both = [slug for (slug,) in conn.execute(
+        "SELECT accelerator FROM throughput WHERE precision = 'fp64' AND sparsity = 'dense' "
+        "GROUP BY accelerator HAVING count(DISTINCT engine) = 2 ORDER BY accelerator LIMIT 2")]
+    assert len(both) == 2, "the data needs two accelerators with matrix and vector FP64 figures"
+    page = (await client.get("/-/compare?ids=" + ",".join(both))).text
+    rows = table_rows(page)
+    for engine in ("matrix", "vector"):
+        cells = rows[f"fp64_{engine}_tflops"]
+        for slug in both:
+            value = conn.execute("SELECT tflops FROM throughput WHERE accelerator = ? AND precision = 'fp64' "
+                                 "AND sparsity = 'dense' AND engine = ?", (slug, engine)).fetchone()[0]
+            assert f"{value:g}" in cells[slug][0].replace(",", ""), (engine, slug)
+    assert "fp64_tflops" not in rows
+
+
+async def test_integer_figures_are_never_in_floating_point_rows(compare_page, conn, picked):
+    marks = ",".join("?" * len(picked))
+    integer = {p for (p,) in conn.execute(f"SELECT DISTINCT t.precision FROM throughput t JOIN number_formats f "
+                                          f"ON f.slug = t.precision WHERE f.kind = 'integer' AND t.accelerator IN ({marks})",
+                                          picked)}
+    for field in table_rows(compare_page):
+        if field.split("_")[0] in integer:
+            assert field.endswith("_tops"), field
 
 
 async def test_markdown_link_gives_a_github_table(client, compare_page, picked):

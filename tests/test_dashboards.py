@@ -6,7 +6,6 @@ run as /computekb.json?sql=...&<filters>. Expected rows come from the database.
 """
 
 import html
-import json
 from collections import Counter
 
 import pytest
@@ -81,20 +80,33 @@ async def test_vendor_and_memory_filters_select_the_right_accelerators(client, c
     assert sorted(r["memory_gb"] for r in rows) == [m for m in memories if m >= floor]
 
 
-@pytest.mark.parametrize("answer", ["yes", "no"])
-async def test_fp4_filter_follows_fp4_formats(client, conn, dashboards, answer):
-    expected = {r["slug"] for r in conn.execute("SELECT slug, fp4_formats FROM accelerators")
-                if bool(json.loads(r["fp4_formats"])) == (answer == "yes")}
+@pytest.mark.parametrize("answer", ["yes", "no", "unknown"])
+async def test_fp4_filter_follows_native_fp4(client, conn, dashboards, answer):
+    expected = {r["slug"] for r in conn.execute("SELECT slug, native_fp4 FROM accelerators")
+                if r["native_fp4"] == answer}
     rows = await chart_rows(client, dashboards, LANDSCAPE, "memory-vs-bandwidth", {"fp4": answer})
     assert {r["slug"] for r in rows} == expected
 
 
-async def test_throughput_chart_gets_dense_fp8_and_fp4(client, conn, dashboards):
+async def test_throughput_chart_gets_dense_matrix_fp8_and_fp4_only(client, conn, dashboards):
     rows = {r["slug"]: r for r in await chart_rows(client, dashboards, LANDSCAPE, "dense-fp8-fp4")}
+    charted = {(slug, p) for slug, row in rows.items() for p in ("fp8", "fp4") if row[f"{p}_matrix_tflops"] is not None}
+    stored = set()
     for slug, precision, tflops in conn.execute(
-            "SELECT accelerator, precision, tflops FROM throughput WHERE sparsity = 'dense' "
+            "SELECT accelerator, precision, tflops FROM throughput WHERE sparsity = 'dense' AND engine = 'matrix' "
             "AND precision IN ('fp8', 'fp4')"):
-        assert rows[slug][f"{precision}_tflops"] == tflops
+        assert rows[slug][f"{precision}_matrix_tflops"] == tflops
+        stored.add((slug, precision))
+    assert charted == stored, "no sparse or vector figure is charted"
+
+
+async def test_every_accelerator_is_in_the_dense_view(conn):
+    """One with sparse figures only shows nulls rather than vanishing from dense comparisons."""
+    view = {r[0] for r in conn.execute("SELECT accelerator FROM dense_throughput")}
+    assert view == {r[0] for r in conn.execute("SELECT slug FROM accelerators")}
+    sparse_only = conn.execute("SELECT accelerator FROM throughput GROUP BY accelerator "
+                               "HAVING sum(sparsity = 'dense') = 0").fetchall()
+    assert sparse_only, "the data has accelerators quoted with sparsity only"
 
 
 async def test_compare_link_leads_to_a_comparison_of_the_filtered_set(client, conn, dashboards):

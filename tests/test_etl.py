@@ -19,6 +19,7 @@ sources:
     title: Example spec page
     publisher: Example
     kind: vendor-page
+    tier: vendor-primary
     retrieved: 2026-12-01
 vendors:
   - {slug: acme, name: Acme}
@@ -30,6 +31,7 @@ accelerators:
     vendor: acme
     name: X1
     device_class: datacenter-gpu
+    scope: device
     status: shipping
     source: vendor-page
     memory_gb: 96 GB
@@ -78,13 +80,14 @@ def test_broken_file_is_reported_with_path_line_and_field(good):
             vendor: acme
             name: X2
             device_class: datacenter-gpu
+            scope: device
             status: shipping
             source: vendor-page
             memory_bandwidth_gbs: 4.8 GB
         """})
     problems = [str(p) for p in check(good)[2]]
     assert len(problems) == 1
-    assert problems[0].endswith("bad.yml:9: memory_bandwidth_gbs: '4.8 GB' is in GB, which cannot be converted to GB/s")
+    assert problems[0].endswith("bad.yml:10: memory_bandwidth_gbs: '4.8 GB' is in GB, which cannot be converted to GB/s")
 
 
 def test_validate_reports_every_problem_and_exits_1(good):
@@ -94,6 +97,7 @@ def test_validate_reports_every_problem_and_exits_1(good):
             vendor: nobody
             name: X2
             device_class: gpu
+            scope: device
             status: shipping
             memory_gb: 80 GB
         """})
@@ -131,7 +135,7 @@ def test_build_cli_exits_1_and_keeps_database(good, tmp_path):
     write(good, {"specs/acme-x1.yml": ACCELERATOR.replace("700 W", "-700 W")})
     result = runner.invoke(cli, ["build", "--data", str(good), "--output", str(db)])
     assert result.exit_code == 1
-    assert "acme-x1.yml:11: tdp_w:" in result.output
+    assert "acme-x1.yml:12: tdp_w:" in result.output
     assert db.read_bytes() == before
 
 

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from etl.schema import NUMERIC_KINDS, TABLES
 
 # The accelerators the seed articles discuss and the peers readers compare them with.
@@ -61,17 +63,48 @@ def test_gpus_have_memory_and_bandwidth_or_say_why(conn):
 
 def test_sparse_figures_are_never_below_dense(conn):
     rows = conn.execute("""select d.accelerator, d.precision from throughput d join throughput s
-        on s.accelerator = d.accelerator and s.precision = d.precision
+        on s.accelerator = d.accelerator and s.precision = d.precision and s.engine = d.engine
         where d.sparsity = 'dense' and s.sparsity = 'sparse-2-4' and s.tflops < d.tflops""").fetchall()
     assert [tuple(r) for r in rows] == []
 
 
-def test_fp4_formats_match_the_format_support_claims(conn):
+def fp_family_evidence(conn, slug, family):
+    """The formats of `family` the data says `slug` supports (claims and throughput rows), and
+    whether an explicit `supported: false` claim of the family exists."""
+    supported = {r[0] for r in conn.execute(
+        """select f.format from format_support f join number_formats n on n.slug = f.format
+           where f.accelerator = ? and n.family = ? and coalesce(f.supported, 1)
+           union select t.precision from throughput t join number_formats n on n.slug = t.precision
+           where t.accelerator = ? and n.family = ?""", (slug, family, slug, family))}
+    refused = conn.execute("""select count(*) from format_support f join number_formats n on n.slug = f.format
+                              where f.accelerator = ? and n.family = ? and f.supported = 0""",
+                           (slug, family)).fetchone()[0]
+    return supported, bool(refused)
+
+
+def test_fp4_formats_name_the_formats_or_say_fp4(conn):
     for row in conn.execute("select slug, fp4_formats from accelerators"):
-        claimed = {r[0] for r in conn.execute(
-            """select f.format from format_support f join number_formats n on n.slug = f.format
-               where f.accelerator = ? and coalesce(n.family, n.slug) = 'fp4'""", (row["slug"],))}
-        assert set(json.loads(row["fp4_formats"])) == claimed, row["slug"]
+        supported, _ = fp_family_evidence(conn, row["slug"], "fp4")
+        named = supported - {"fp4"}
+        expected = named or ({"fp4"} if supported else set())
+        assert set(json.loads(row["fp4_formats"])) == expected, row["slug"]
+        assert expected <= {"nvfp4", "mxfp4", "fp4"}, row["slug"]
+
+
+@pytest.mark.parametrize("column, family", [("native_fp8", "fp8"), ("native_fp4", "fp4")])
+def test_native_capability_is_yes_no_or_unknown(conn, column, family):
+    for row in conn.execute(f"select slug, {column} from accelerators"):
+        supported, refused = fp_family_evidence(conn, row["slug"], family)
+        expected = "yes" if supported else "no" if refused else "unknown"
+        assert row[column] == expected, row["slug"]
+
+
+def test_every_accelerator_with_fp4_throughput_is_native_fp4(conn):
+    """AMD's MXFP4 parts included: the facet that finds FP4 hardware misses none."""
+    with_fp4 = {r[0] for r in conn.execute("select accelerator from throughput where precision = 'fp4'")}
+    native = {r[0] for r in conn.execute("select slug from accelerators where native_fp4 = 'yes'")}
+    assert with_fp4 and with_fp4 <= native
+    assert any(slug.startswith("amd-") for slug in with_fp4)
 
 
 async def test_filter_by_memory_sorted_by_bandwidth_is_fully_sourced(client, conn):

@@ -39,7 +39,7 @@ def payload_files(source_url):
     return {
         "sources/zz-xss.yml": {"sources": [{
             "slug": SOURCE, "url": source_url, "title": f"{SCRIPT} javascript:alert(1) {IMG}",
-            "publisher": IMG, "kind": "vendor-page", "retrieved": "2026-12-01", "article": ARTICLE,
+            "publisher": IMG, "kind": "vendor-page", "tier": "vendor-primary", "retrieved": "2026-12-01", "article": ARTICLE,
             "note": f"{JS_LINK} {MD_LINK}"}]},
         "articles/zz-xss.yml": {"articles": [{
             "slug": ARTICLE, "site": category["site"], "category": category["slug"], "language": "en",
@@ -47,7 +47,7 @@ def payload_files(source_url):
             "accelerators": [ACCELERATOR], "note": JS_LINK}]},
         "specs/accelerators/zz-xss.yml": {"accelerators": [{
             "slug": ACCELERATOR, "vendor": vendor["slug"], "name": SCRIPT, "family": IMG,
-            "device_class": "datacenter-gpu", "status": "announced", "memory_gb": "1 GB",
+            "device_class": "datacenter-gpu", "scope": "device", "status": "announced", "memory_gb": "1 GB",
             "source": SOURCE, "note": f"{JS_LINK} {MD_LINK}"}]},
     }
 
