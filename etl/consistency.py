@@ -61,7 +61,8 @@ def row_facts(row):
         supported = v.get("supported") is not False
         return [Fact("format_claim", (v["accelerator"], v["format"]), supported, row.path, at("format"), "format")]
     if row.table == "accelerators":
-        facts = [Fact("accelerator", (v["slug"],), (v["scope"], v.get("family")), row.path, at("scope"), "scope")]
+        facts = [Fact("accelerator", (v["slug"],), (v["scope"], v.get("family"), v.get("architecture")),
+                      row.path, at("scope"), "scope")]
         facts += [Fact("measure", (v["slug"], name), v[name], row.path, at(name), name)
                   for name in BOUNDED_BY_SYSTEM if v.get(name) is not None]
         if v.get("system"):
@@ -176,10 +177,10 @@ def read_in_the_past(facts, today):
 
 def fp4_vocabulary(facts):
     """FP4 claims use nvfp4, mxfp4 or fp4 ("FP4, format not stated"), and the members of one
-    family either all name the FP4 format or all leave it unstated."""
+    family, or of one architecture, either all name the FP4 format or all leave it unstated."""
     family_of = {fact.key[0]: fact.value for fact in facts["format_family"]}
     accelerators = by_key(facts["accelerator"])
-    named = defaultdict(dict)   # family -> accelerator -> (names the format?, a claim)
+    names = defaultdict(dict)   # (family or architecture, its value) -> accelerator -> (names the format?, a claim)
     for claim in facts["format_claim"]:
         accelerator, fmt = claim.key
         if family_of.get(fmt) != "fp4" or not claim.value:
@@ -189,17 +190,20 @@ def fp4_vocabulary(facts):
                                  "when the source says FP4 without naming the format")
             continue
         row = accelerators.get((accelerator,))
-        family = row.value[1] if row else None
-        if family:
-            names, _ = named[family].get(accelerator, (False, claim))
-            named[family][accelerator] = (names or fmt != FP4_NOT_STATED, claim)
-    for family, members in named.items():
-        naming = sorted(a for a, (names, _) in members.items() if names)
-        vague = sorted(a for a, (names, _) in members.items() if not names)
-        if naming and vague:
-            for accelerator in vague:
+        _, family, architecture = row.value if row else (None, None, None)
+        for group in (("family", family), ("architecture", architecture)):
+            if group[1]:
+                named, first = names[group].get(accelerator, (False, claim))
+                names[group][accelerator] = (named or fmt != FP4_NOT_STATED, first)
+    reported = set()
+    for (kind, value), members in names.items():
+        naming = sorted(a for a, (named, _) in members.items() if named)
+        vague = sorted(a for a, (named, _) in members.items() if not named)
+        for accelerator in vague if naming else ():
+            if accelerator not in reported:
+                reported.add(accelerator)
                 yield problem(members[accelerator][1],
-                              f"family {family!r} names its FP4 format elsewhere ({', '.join(naming)}) but this member "
+                              f"{kind} {value!r} names its FP4 format elsewhere ({', '.join(naming)}) but this member "
                               "says only fp4: name the format as a source states it")
 
 
@@ -219,6 +223,6 @@ RULES = (sparse_above_dense, within_system, host_links, citable_sources, fp4_voc
 
 def check(facts, today=None):
     """Every problem the rules find in `facts` ({kind: [Fact]}), in rule order."""
-    today = today or datetime.datetime.now(datetime.timezone.utc).date()
+    today = today or datetime.datetime.now(datetime.UTC).date()
     problems = [p for rule in RULES for p in rule(facts)]
     return problems + list(read_in_the_past(facts, today))
