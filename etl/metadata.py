@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from .load import DENSE_COLUMNS
 from .schema import GENERATED, TABLES
 from .transform import TAG_COUNTS, link_table_name, singular
 from .units import DEFINITIONS
@@ -73,10 +74,25 @@ def tag_counts_metadata():
     return meta
 
 
+def dense_throughput_metadata():
+    """The view's columns, one measure each: a precision on one engine, dense, in TFLOPS or TOPS."""
+    integer = " (integer operations: never compared with a floating-point column)"
+    columns = {c.name: f"Dense peak {c.precision} on {c.engine} units, in {c.unit}"
+                       f"{integer if c.unit == 'TOPS' else ''}, for the row's scope; null when no dense figure is stored."
+               for c in DENSE_COLUMNS}
+    return {"dense_throughput": {
+        "description": "Every accelerator with its dense peak throughput, one column per precision and engine "
+                       "(matrix: tensor/matrix units; vector: vector/SIMT units). Rows with no dense figure show nulls.",
+        "columns": {"accelerator": "The accelerator slug.", "scope": "What the accelerator row counts.", **columns},
+        "units": {c.name: "TFLOPS" for c in DENSE_COLUMNS if c.unit == "TFLOPS"},
+    }}
+
+
 def generated_metadata():
     tables = {t.name: table_metadata(t) for t in TABLES + GENERATED}
     tables.update(link_tables_metadata())
     tables.update(tag_counts_metadata())
+    tables.update(dense_throughput_metadata())
     return {"custom_units": list(DEFINITIONS[:4]), "databases": {DATABASE: {"tables": tables}}}
 
 

@@ -6,6 +6,7 @@ run as /computekb.json?sql=...&<filters>. Expected rows come from the database.
 """
 
 import html
+import re
 from collections import Counter
 
 import pytest
@@ -140,3 +141,10 @@ async def test_article_filters_narrow_the_catalog(client, conn, dashboards):
                             (site, language)).fetchone()[0]
     assert len(rows) == expected
     assert {(r["site"], r["language"]) for r in rows} == {(site, language)}
+
+
+async def test_the_dense_view_describes_each_column_as_one_measure(client):
+    page = (await client.get("/computekb/dense_throughput")).text
+    described = dict(re.findall(r"<dt>([a-z0-9_]+)</dt>\s*<dd>(.*?)</dd>", page, re.DOTALL))
+    assert "matrix" in described["fp64_matrix_tflops"] and "vector" in described["fp64_vector_tflops"]
+    assert "TOPS" in described["int8_matrix_tops"]
