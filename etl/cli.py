@@ -1,7 +1,9 @@
 """The `computekb` command: validate, build and serve the knowledge base."""
 
 import functools
+import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import click
@@ -9,6 +11,7 @@ from tqdm import tqdm
 
 from .build import build_database, built_hash, check, data_hash, display_path
 from .problems import DataError
+from .report import coverage, format_report
 from .serve import DEFAULT_DB, ROOT, datasette_args
 
 DEFAULT_DATA = ROOT / "data"
@@ -111,3 +114,13 @@ def publish(data_dir, db_path, out, cache_ttl):
     click.echo(f"Wrote {display_path(dockerfile)}. Build and run the image with:")
     click.echo(f"  docker build -t computekb {display_path(out)}")
     click.echo("  docker run -p 8001:8001 computekb")
+
+
+@cli.command()
+@click.option("--db", "db_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=DEFAULT_DB,
+              show_default="computekb.db", help="Database to report on.")
+def report(db_path):
+    """Rows per vendor and device class, and the source tier of each core value."""
+    with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
+        for line in format_report(coverage(conn)):
+            click.echo(line)
