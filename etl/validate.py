@@ -16,7 +16,7 @@ from .problems import Problem
 from .schema import CITATION_KINDS, NUMERIC_KINDS, SLUG_PATTERN, TABLES, TABLES_BY_NAME
 from .units import UnitError, to_unit
 
-DATE_PATTERN = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+DATE_PATTERN = re.compile(r"[0-9]{4}(?:-[0-9]{2}(?:-[0-9]{2})?)?\Z")  # ASCII digits only; \Z: no trailing newline
 CITATION_KEYS = {"value", "source", "kind", "note"}
 
 SLUG = core_schema.str_schema(pattern=SLUG_PATTERN, max_length=120)
