@@ -18,8 +18,16 @@ from pathlib import Path
 from datasette.utils import make_dockerfile
 
 from .build import inspect_path
-from .serve import (PLUGINS_DIR, ROOT, SETTINGS, STATIC_DIR, STATIC_MOUNT, TEMPLATES_DIR, release_snapshot,
-                    write_metadata)
+from .serve import (
+    PLUGINS_DIR,
+    ROOT,
+    SETTINGS,
+    STATIC_DIR,
+    STATIC_MOUNT,
+    TEMPLATES_DIR,
+    release_snapshot,
+    write_metadata,
+)
 from .site import DEFAULT_SITE_URL
 
 DATABASE_FILE = "computekb.db"
