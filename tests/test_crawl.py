@@ -10,12 +10,11 @@ import urllib.parse
 from collections import Counter
 
 import pytest
+from test_bad_inputs import BASE
 
 from etl.build import build_database
 from etl.serve import make_datasette
 from plugins.guard import SECURITY_HEADERS
-
-from test_bad_inputs import BASE
 
 LINK = re.compile(r"""(?:href|src)="([^"#]*)""")
 MAX_PAGES = 3000
