@@ -100,7 +100,7 @@ def raw_request(url, data):
 def test_the_servers_own_400s(server):
     """uvicorn answers a malformed request and headers beyond h11's buffer
     itself, before any application code: a plain-text 400 with no page in it
-    that closes the connection (docs/DATA.md: a proxy in front adds headers)."""
+    that closes the connection (README.md: a proxy in front adds the headers)."""
     close = b"Connection: close\r\n\r\n"
     for data in [b"NOT HTTP\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200_000 + b"\r\n" + close,
                  b"GET /" + b"a" * 500_000 + b" HTTP/1.1\r\nHost: x\r\n" + close]:
