@@ -137,8 +137,10 @@ def table_count(url, table):
 
 
 def test_a_rebuild_under_a_live_server_changes_nothing_it_answers(tmp_path):
-    """Clients keep asking while the database is rebuilt with one more vendor:
-    every answer is of the release the server started with, none is a 500."""
+    """The database is rebuilt with one more vendor while the server has opened
+    only some of its connections, then clients ask concurrently: every answer
+    is of the release the server started with, none is a 500; the next start
+    serves the new release."""
     data = tmp_path / "data"
     shutil.copytree(DATA, data)
     db = tmp_path / "computekb.db"
@@ -147,6 +149,7 @@ def test_a_rebuild_under_a_live_server_changes_nothing_it_answers(tmp_path):
         vendors = len(httpx.get(url + "/computekb/vendors.json?_shape=array&_size=max").json())
         accelerator = httpx.get(url + "/computekb/accelerators.json?_shape=array&_size=1&_col=slug").json()[0]["slug"]
         (data / "specs" / "zz-new-vendor.yml").write_text("vendors:\n  - {slug: zz-new-vendor, name: ZZ, country: US}\n")
+        build_database(data, db)
         paths = ["/computekb/vendors.json?_shape=array&_size=max", "/computekb/vendors/zz-new-vendor.json",
                  f"/computekb/accelerators/{accelerator}", "/computekb.json"]
 
@@ -154,9 +157,7 @@ def test_a_rebuild_under_a_live_server_changes_nothing_it_answers(tmp_path):
             return httpx.get(url + paths[i % len(paths)], timeout=30)
 
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            during = pool.map(ask, range(200))
-            build_database(data, db)
-            answers = [*during, *pool.map(ask, range(80))]
+            answers = list(pool.map(ask, range(240)))
         assert not [str(a.url) for a in answers if a.status_code >= 500]
         for answer in answers:
             if answer.url.path == "/computekb/vendors.json":
@@ -164,6 +165,6 @@ def test_a_rebuild_under_a_live_server_changes_nothing_it_answers(tmp_path):
             elif answer.url.path == "/computekb/vendors/zz-new-vendor.json":
                 assert answer.status_code == 404
         assert table_count(url, "vendors") == vendors
-    with serving(db, data) as url:  # the next start serves the new release
+    with serving(db, data) as url:
         assert table_count(url, "vendors") == vendors + 1
         assert httpx.get(url + "/computekb/vendors/zz-new-vendor.json").status_code == 200
