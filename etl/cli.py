@@ -9,10 +9,18 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from .build import build_database, built_hash, check, data_hash, display_path
-from .problems import DataError
+from .build import (
+    ShrinkError,
+    build_database,
+    built_hash,
+    check,
+    data_hash,
+    display_path,
+)
+from .problems import DataError, printable, report_lines
 from .report import coverage, format_report
-from .serve import DEFAULT_DB, ROOT, datasette_args
+from .serve import DEFAULT_DB, ROOT, datasette_args, release_snapshot
+from .site import DEFAULT_SITE_URL, checked_site_url
 
 DEFAULT_DATA = ROOT / "data"
 
@@ -24,8 +32,8 @@ def cli():
 
 
 def print_problems(problems):
-    for problem in sorted(problems):
-        click.echo(str(problem), err=True)
+    for line in report_lines(problems):
+        click.echo(line, err=True)
     click.echo(f"{len(problems)} problem(s) found.", err=True)
 
 
@@ -48,15 +56,20 @@ def validate(data_dir):
               show_default="computekb.db", help="Database to write (replaced only on success).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table counts (for CI); problems are still printed.")
 @click.option("--no-cache", is_flag=True, help="Re-read every file instead of reusing the results of unchanged ones.")
-def build(data_dir, output, quiet, no_cache):
+@click.option("--allow-shrink", is_flag=True,
+              help="Replace the database even if a table would become empty or lose more than half of its rows.")
+def build(data_dir, output, quiet, no_cache, allow_shrink=False):
     """Validate, then build the SQLite database atomically."""
     # tqdm draws the bar only when stderr is a terminal (disable=None).
     progress = None if quiet else functools.partial(tqdm, desc="Reading", unit=" files", leave=False, disable=None)
     try:
-        result = build_database(data_dir, output, cache=not no_cache, progress=progress)
-    except DataError as error:
-        print_problems(error.problems)
-        click.echo(f"Build failed; {output} was left as it was.", err=True)
+        result = build_database(data_dir, output, cache=not no_cache, progress=progress, allow_shrink=allow_shrink)
+    except (DataError, ShrinkError) as error:
+        if isinstance(error, DataError):
+            print_problems(error.problems)
+        else:
+            click.echo(printable(str(error)), err=True)
+        click.echo(f"Build failed; {printable(str(output))} was left as it was.", err=True)
         sys.exit(1)
     if quiet:
         return
@@ -77,6 +90,14 @@ def is_stale(db_path, data_dir):
     return current is not None and built_hash(db_path) != current
 
 
+def site_url_option(context, parameter, value):
+    """Click callback: a site URL that permalinks can be built on."""
+    try:
+        return value and checked_site_url(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8001, show_default=True, type=int)
@@ -84,13 +105,21 @@ def is_stale(db_path, data_dir):
               show_default="data/", help="Folder of YAML data files.")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
               show_default="computekb.db", help="Database to serve.")
-def serve(host, port, data_dir, db_path):
-    """Rebuild if the data changed, then serve with Datasette."""
+@click.option("--site-url", callback=site_url_option,
+              help="The site's public URL, used in permalinks and feeds  [default: http://HOST:PORT]")
+def serve(host, port, data_dir, db_path, site_url):
+    """Rebuild if the data changed, then serve one release with Datasette.
+
+    The server answers from a copy of the database taken at start: a later
+    build is served from the next start.
+    """
     if is_stale(db_path, data_dir):
         click.echo(f"Building {db_path} from {data_dir}...")
         click.get_current_context().invoke(build, data_dir=data_dir, output=db_path)
     from datasette.cli import cli as datasette_cli
-    datasette_cli.main(args=datasette_args(db_path, host, port), prog_name="datasette")
+    with release_snapshot(db_path) as snapshot:
+        datasette_cli.main(args=datasette_args(snapshot, host, port, site_url or f"http://{host}:{port}"),
+                           prog_name="datasette")
 
 
 @cli.command()
@@ -102,13 +131,15 @@ def serve(host, port, data_dir, db_path):
               show_default="dist/", help="Deployment folder to (re)create.")
 @click.option("--cache-ttl", type=click.IntRange(0), default=3600, show_default=True,
               help="Datasette's default_cache_ttl: seconds a cache or CDN may keep a page.")
-def publish(data_dir, db_path, out, cache_ttl):
+@click.option("--site-url", callback=site_url_option, default=DEFAULT_SITE_URL, show_default=True,
+              help="The site's public URL, used in permalinks and feeds.")
+def publish(data_dir, db_path, out, cache_ttl, site_url):
     """Prepare a Docker deployment folder with Datasette's own Dockerfile."""
     from .publish import prepare
     if is_stale(db_path, data_dir):
         click.get_current_context().invoke(build, data_dir=data_dir, output=db_path, quiet=True)
     try:
-        dockerfile = prepare(db_path, out, cache_ttl)
+        dockerfile = prepare(db_path, out, cache_ttl, site_url)
     except FileExistsError as error:
         raise click.ClickException(str(error)) from None
     click.echo(f"Wrote {display_path(dockerfile)}. Build and run the image with:")

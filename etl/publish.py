@@ -18,7 +18,17 @@ from pathlib import Path
 from datasette.utils import make_dockerfile
 
 from .build import inspect_path
-from .serve import PLUGINS_DIR, ROOT, SETTINGS, STATIC_DIR, STATIC_MOUNT, TEMPLATES_DIR, write_metadata
+from .serve import (
+    PLUGINS_DIR,
+    ROOT,
+    SETTINGS,
+    STATIC_DIR,
+    STATIC_MOUNT,
+    TEMPLATES_DIR,
+    release_snapshot,
+    write_metadata,
+)
+from .site import DEFAULT_SITE_URL
 
 DATABASE_FILE = "computekb.db"
 INSPECT_FILE = "inspect-data.json"  # the name make_dockerfile's command reads
@@ -52,12 +62,16 @@ def fresh_folder(out):
     return out
 
 
-def prepare(db_path, out, cache_ttl):
-    """Write the deployment folder `out` for `db_path`; return the Dockerfile's path."""
+def prepare(db_path, out, cache_ttl, site_url=DEFAULT_SITE_URL):
+    """Write the deployment folder `out` for `db_path`; return the Dockerfile's path.
+
+    The database and its inspect file are copied as one release (a build
+    finishing meanwhile cannot pair one with the other)."""
     out = fresh_folder(out)
-    shutil.copyfile(db_path, out / DATABASE_FILE)
-    shutil.copyfile(inspect_path(db_path), out / INSPECT_FILE)
-    metadata = write_metadata(out / DATABASE_FILE)
+    with release_snapshot(db_path) as snapshot:
+        shutil.copyfile(snapshot, out / DATABASE_FILE)
+        shutil.copyfile(inspect_path(snapshot), out / INSPECT_FILE)
+    metadata = write_metadata(out / DATABASE_FILE, site_url)
     for name, source in COPIED.items():
         shutil.copytree(source, out / name, ignore=NOT_COPIED)
     dockerfile = make_dockerfile(

@@ -1,16 +1,27 @@
 """How the knowledge base is served: one set of Datasette options for the
-`serve` command, the tests and `publish`."""
+`serve` command, the tests and `publish`.
 
+A server serves one data release: `computekb serve` copies the database and its
+inspect file, checked to belong together, into a folder of its own and serves
+the copy. A build that replaces `computekb.db` meanwhile changes nothing that
+the running server answers; the new release is served from the next start.
+"""
+
+import contextlib
 import json
+import shutil
 import socket
+import tempfile
 import time
 from pathlib import Path
 
 import httpx
 from datasette.app import Datasette
+from datasette.inspect import inspect_hash
 
 from .build import inspect_path
 from .metadata import full_metadata
+from .site import DEFAULT_SITE_URL, site_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
 METADATA_YML = ROOT / "metadata.yml"
@@ -37,19 +48,58 @@ def metadata_path(db_path):
     return Path(db_path).with_suffix(".metadata.json")
 
 
-def write_metadata(db_path):
+def served_metadata(site_url):
+    return site_metadata(full_metadata(METADATA_YML), site_url)
+
+
+def write_metadata(db_path, site_url=DEFAULT_SITE_URL):
     path = metadata_path(db_path)
-    path.write_text(json.dumps(full_metadata(METADATA_YML), indent=2, ensure_ascii=False))
+    path.write_text(json.dumps(served_metadata(site_url), indent=2, ensure_ascii=False))
     return path
 
 
-def make_datasette(db_path):
+SNAPSHOT_ATTEMPTS = 5  # a build replaces the database, then its inspect file: a copy between the two is retried
+
+
+def inspect_matches(inspect_text, db_path):
+    """Whether an inspect file's hash is that of the database at `db_path`."""
+    try:
+        described = json.loads(inspect_text)[Path(db_path).stem]
+    except (ValueError, KeyError, TypeError):
+        return False
+    return described.get("hash") == inspect_hash(Path(db_path))
+
+
+@contextlib.contextmanager
+def release_snapshot(db_path):
+    """A private copy of `db_path` and its inspect file, of one release; yields the copy's path.
+
+    A server reading the published file itself would open new connections on a
+    new file after a rebuild while old ones keep the old file: answers from two
+    releases, counts of the old one, citations looked up in the wrong one.
+    """
+    with tempfile.TemporaryDirectory(prefix="computekb-release-") as folder:
+        copy = Path(folder) / Path(db_path).name
+        for _ in range(SNAPSHOT_ATTEMPTS):
+            inspect = inspect_path(db_path)
+            inspect_text = inspect.read_text() if inspect.exists() else None
+            shutil.copyfile(db_path, copy)
+            if inspect_text is None or inspect_matches(inspect_text, copy):
+                break
+        else:
+            raise RuntimeError(f"{db_path} kept changing while it was copied; try again when the build is over")
+        if inspect_text is not None:
+            inspect_path(copy).write_text(inspect_text)
+        yield copy
+
+
+def make_datasette(db_path, site_url=DEFAULT_SITE_URL):
     """A Datasette instance configured exactly as `computekb serve` runs it."""
     inspect_file = inspect_path(db_path)
     return Datasette(
         immutables=[str(db_path)],
         inspect_data=json.loads(inspect_file.read_text()) if inspect_file.exists() else None,
-        metadata=full_metadata(METADATA_YML),
+        metadata=served_metadata(site_url),
         plugins_dir=str(PLUGINS_DIR),
         template_dir=str(TEMPLATES_DIR),
         static_mounts=[(STATIC_MOUNT, str(STATIC_DIR))],
@@ -57,10 +107,10 @@ def make_datasette(db_path):
     )
 
 
-def datasette_args(db_path, host, port):
+def datasette_args(db_path, host, port, site_url=DEFAULT_SITE_URL):
     """Command-line arguments for `datasette serve` with the same configuration."""
     args = ["serve", "-i", str(db_path), "--inspect-file", str(inspect_path(db_path)),
-            "-m", str(write_metadata(db_path)), "--plugins-dir", str(PLUGINS_DIR),
+            "-m", str(write_metadata(db_path, site_url)), "--plugins-dir", str(PLUGINS_DIR),
             "--template-dir", str(TEMPLATES_DIR), "--static", f"{STATIC_MOUNT}:{STATIC_DIR}", "--host", host, "--port", str(port)]
     for name, value in SETTINGS.items():
         args += ["--setting", name, str(value).lower() if isinstance(value, bool) else str(value)]

@@ -36,7 +36,7 @@ FP4_NOT_STATED = "fp4"
 
 
 def singular(table_name):
-    return table_name[:-1] if table_name.endswith("s") else table_name
+    return table_name.removesuffix("s")
 
 
 def link_table_name(table, field):
@@ -135,11 +135,31 @@ ROW_COLUMNS = {"sources": add_source_columns, "articles": add_article_columns, "
 ARCHITECTURE_FIELDS = {f for f in sizing.Architecture.__dataclass_fields__} | {"vision_params_b"}
 
 
+def dashed(name):
+    return name.replace("_", "-")
+
+
+# With one hyphen between row and field, ("acme-z", addressable_memory_gb) and
+# ("acme-z-addressable", memory_gb) would share the slug
+# accelerators-acme-z-addressable-memory-gb. A field whose dashed name ends with
+# another field's takes two hyphens, which no slug contains, so no two (table,
+# row, field) share a slug; every other citation keeps the slug it was
+# published with (plugins/citation_redirects.py redirects the old form).
+SUFFIXED_FIELDS = {t.name: frozenset(f.name for f in t.fields
+                                     if any(dashed(f.name).endswith("-" + dashed(g.name)) for g in t.fields))
+                   for t in TABLES}
+
+
+def citation_slug(table, row, field):
+    separator = "--" if field in SUFFIXED_FIELDS.get(table, ()) else "-"
+    return f"{dashed(table)}-{row}{separator}{dashed(field)}"
+
+
 def citation_row(c):
     """The citations row of one citation; `kind` stays None when the data does not give it."""
     value = c.value if isinstance(c.value, (int, float)) else None
     row = {
-        "slug": f"{c.table.replace('_', '-')}-{c.row}-{c.field.replace('_', '-')}",
+        "slug": citation_slug(c.table, c.row, c.field),
         "table_name": c.table, "row_slug": c.row, "field": c.field,
         "value": value, "as_written": None if c.as_written is None else str(c.as_written),
         "unit": UNITS[c.table][c.field], "source": c.source, "kind": c.kind, "scope": c.scope, "note": c.note,

@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 
 from etl.load import DENSE_PRECISIONS
 from etl.schema import AUTHORED
+from etl.site import site_url
 
 DATABASE = "computekb"
 CITED_TABLES = ("accelerators", "articles")
@@ -50,8 +51,9 @@ def citation_texts(site, table, slug, label, permalink, release, accessed):
     return markdown, bibtex
 
 
-def cite_block(datasette, request, table, slug, label, release):
-    permalink = datasette.absolute_url(request, datasette.urls.row(DATABASE, table, tilde_encode(slug)))
+def cite_block(datasette, table, slug, label, release):
+    """The permalink is on the configured site URL: a request's Host header may name any host."""
+    permalink = site_url(datasette) + datasette.urls.row(DATABASE, table, tilde_encode(slug))
     site = datasette.metadata("title") or DATABASE
     accessed = today_utc()
     markdown, bibtex = citation_texts(site, table, slug, label, permalink, release, accessed)
@@ -92,13 +94,16 @@ def value_order(row):
 
 
 def row_citation_data(conn, table, slug):
-    """(label, data release, value citations or None) of one row, read in one go.
+    """(label, data release, value citations or None) of one row, read in one go; None if there is no such row.
 
     One trip to Datasette's query thread instead of one per query: these are
     fixed, indexed lookups of a few rows.
     """
-    label, release = conn.execute(f"SELECT [{AUTHORED[table].label}], (SELECT data_release FROM release) "
-                                  f"FROM [{table}] WHERE slug = ?", (slug,)).fetchone()
+    row = conn.execute(f"SELECT [{AUTHORED[table].label}], (SELECT data_release FROM release) "
+                       f"FROM [{table}] WHERE slug = ?", (slug,)).fetchone()
+    if row is None:
+        return None
+    label, release = row
     values = None
     if table == "accelerators":
         cursor = conn.execute(VALUE_CITATIONS_SQL, {"slug": slug})
@@ -131,9 +136,11 @@ def extra_template_vars(view_name, database, table, request, datasette):
 
     async def inner():
         slug = urlsafe_components(request.url_vars["pks"])[0]
-        label, release, values = await datasette.get_database(DATABASE).execute_fn(
-            lambda conn: row_citation_data(conn, table, slug))
-        extra = {"cite": cite_block(datasette, request, table, slug, label, release)}
+        found = await datasette.get_database(DATABASE).execute_fn(lambda conn: row_citation_data(conn, table, slug))
+        if found is None:  # no such row: Datasette's row page says so
+            return {}
+        label, release, values = found
+        extra = {"cite": cite_block(datasette, table, slug, label, release)}
         if values is not None:
             citations = datasette.urls.table(DATABASE, "citations")
             extra["value_citations"] = value_rows(values, lambda slug: f"{citations}/{tilde_encode(slug)}")

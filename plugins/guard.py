@@ -1,5 +1,8 @@
 """Request guard: a bad query string gets a 400 with a message, never a 500;
-only GET and HEAD are answered; every response carries security headers.
+only GET and HEAD are answered; every response carries security headers; a
+request URL is at most MAX_TARGET_BYTES, so no response header echoes more of
+it; and every absolute URL the site builds (permalinks, feeds, `Link` headers)
+names the configured site URL, never the request's `Host` header.
 
 Datasette 0.65 answers some bad query strings with HTTP 500: `_through` and
 `_timelimit` are parsed without a check. Those are checked here before
@@ -12,16 +15,18 @@ few keys a 404; any other 500 stays a 500, because that is a real server bug.
 import json
 import logging
 import re
+import urllib.parse
 
 from datasette import hookimpl
-from datasette.handle_exception import handle_exception as default_error_page
 from datasette.utils import tilde_decode, urlsafe_components
-from datasette.utils.asgi import Base400, Request
-from datasette.views.base import DatasetteError
+from datasette.utils.asgi import Request, Response
+
+from etl.site import site_url
 
 log = logging.getLogger("computekb.guard")
 
 READ_METHODS = {"GET", "HEAD"}
+MAX_TARGET_BYTES = 8192  # path and query string: a long SQL query fits, a header echoing it stays small
 
 # Datasette's own templates use inline scripts and styles, so 'unsafe-inline'
 # stays; data is kept inert by escaping (tests/test_xss_browser.py). vega (charts
@@ -70,9 +75,29 @@ def query_error(datasette, request):
     return None
 
 
+def with_site_host(scope, origin):
+    """The ASGI scope with the site's scheme and host in place of what the request said."""
+    parts = urllib.parse.urlsplit(origin)
+    headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != b"host"]
+    return dict(scope, scheme=parts.scheme, headers=[*headers, (b"host", parts.netloc.encode("ascii"))])
+
+
 async def error_response(datasette, request, message, status):
-    """Datasette's own error page (HTML or JSON, as the path asks)."""
-    return await default_error_page(datasette, request, DatasetteError(message, status=status))()
+    """An error page in Datasette's template (HTML), or its JSON error shape when the path ends in .json."""
+    info = {"ok": False, "error": message, "status": status, "title": None}
+    if request.path.endswith(".json"):
+        return Response.json(info, status=status)
+    await datasette.invoke_startup()  # this wrapper runs before Datasette's own first-request startup
+    # No request: its CSRF token is set further in, and an error page has no form.
+    return Response.html(await datasette.render_template("error.html", info), status=status)
+
+
+def database_csv_error(datasette, request):
+    """Datasette 0.65 answers 500 for a database's CSV without a query (`/computekb.csv`)."""
+    name, _, extension = request.path.strip("/").partition(".")
+    if extension == "csv" and "/" not in name and name in datasette.databases and not request.args.get("sql"):
+        return f"/{name}.csv exports the result of a query: add ?sql=select ... (or use a table's .csv)"
+    return None
 
 
 def with_security_headers(send):
@@ -93,13 +118,17 @@ def asgi_wrapper(datasette):
             if scope["type"] != "http":
                 return await app(scope, receive, send)
             send = with_security_headers(send)
+            scope = with_site_host(scope, site_url(datasette))
             request = Request(scope, receive)
+            if len(scope.get("raw_path") or scope["path"].encode()) + len(scope.get("query_string", b"")) > MAX_TARGET_BYTES:
+                message = f"The URL is longer than {MAX_TARGET_BYTES:,} bytes."
+                return await (await error_response(datasette, request, message, 414)).asgi_send(send)
             if request.method not in READ_METHODS:
                 message = "This site is read-only: only GET and HEAD are answered."
                 response = await error_response(datasette, request, message, 405)
                 response.headers["Allow"] = "GET, HEAD"
                 return await response.asgi_send(send)
-            if message := query_error(datasette, request):
+            if message := query_error(datasette, request) or database_csv_error(datasette, request):
                 return await (await error_response(datasette, request, message, 400)).asgi_send(send)
             await app(scope, receive, send)
         return guarded
@@ -107,13 +136,15 @@ def asgi_wrapper(datasette):
 
 
 def status_of(exception):
-    return exception.status if isinstance(exception, (Base400, DatasetteError)) else 500
+    """The HTTP status Datasette gives an exception: its own errors carry one, anything else is a 500."""
+    status = getattr(exception, "status", 500)
+    return status if isinstance(status, int) else 500
 
 
 def describe(exception):
     """The message of the innermost exception: Datasette's tracer can wrap the
     real error (a pint error, say) in an unrelated one."""
-    if isinstance(exception, DatasetteError):
+    if isinstance(getattr(exception, "message", None), str):  # Datasette's errors keep theirs there
         return exception.message
     while exception.__context__ is not None:
         exception = exception.__context__

@@ -2,9 +2,15 @@
 
 import html
 import re
-from datetime import datetime, timedelta, timezone
+import shutil
+import sqlite3
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from test_bad_inputs import BASE
+
+from etl.build import build_database
+from etl.schema import TABLES
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +29,7 @@ def accelerator(conn):
 
 
 def textarea(page, cls):
-    return html.unescape(re.search(rf'<textarea[^>]*class="{cls}"[^>]*>(.*?)</textarea>', page, re.S).group(1))
+    return html.unescape(re.search(rf'<textarea[^>]*class="{cls}"[^>]*>(.*?)</textarea>', page, re.DOTALL).group(1))
 
 
 def permalink(page):
@@ -32,7 +38,7 @@ def permalink(page):
 
 def utc_dates():
     """Today in UTC, and yesterday in case the request straddled midnight."""
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     return {today.isoformat(), (today - timedelta(days=1)).isoformat()}
 
 
@@ -104,3 +110,36 @@ async def test_article_page_cites_the_article_record(client, conn, release):
 async def test_other_row_pages_have_no_citation_block(client, conn):
     slug = conn.execute("SELECT slug FROM vendors LIMIT 1").fetchone()[0]
     assert 'id="cite-this"' not in await fetch(client, f"/computekb/vendors/{slug}")
+
+
+def test_citation_slugs_of_fields_ending_with_another_field_cannot_collide(tmp_path):
+    """accelerator acme-z's addressable_memory_gb and acme-z-addressable's memory_gb
+    gave one slug (an IntegrityError); the same for number-format bit fields."""
+    data = tmp_path / "data"
+    shutil.copytree(BASE, data)
+    record = (data / "specs/accelerators/acme-x1.yml").read_text()
+    (data / "specs/accelerators/acme-z.yml").write_text(
+        record.replace("acme-x1", "acme-z") + "    addressable_memory_gb: 128 GB\n")
+    (data / "specs/accelerators/acme-z-addressable.yml").write_text(record.replace("acme-x1", "acme-z-addressable"))
+    build_database(data, tmp_path / "kb.db")
+    with sqlite3.connect(tmp_path / "kb.db") as db:
+        slugs = dict(db.execute("SELECT row_slug || ' ' || field, slug FROM citations WHERE row_slug LIKE 'acme-z%'"))
+    assert slugs["acme-z addressable_memory_gb"] == "accelerators-acme-z--addressable-memory-gb"
+    assert slugs["acme-z-addressable memory_gb"] == "accelerators-acme-z-addressable-memory-gb"  # as published
+
+
+def test_no_table_name_starts_another_so_slugs_split_one_way():
+    names = [t.name.replace("_", "-") + "-" for t in TABLES]
+    assert not [(a, b) for a in names for b in names if a != b and b.startswith(a)]
+
+
+async def test_a_former_citation_slug_redirects_to_its_new_one(client, conn):
+    row = conn.execute("SELECT slug, row_slug FROM citations WHERE table_name = 'accelerators' "
+                       "AND field = 'addressable_memory_gb' LIMIT 1").fetchone()
+    assert row, "the real data cites an addressable memory"
+    former = f"accelerators-{row['row_slug']}-addressable-memory-gb"
+    for suffix in ("", ".json"):
+        response = await client.get(f"/computekb/citations/{former}{suffix}")
+        assert response.status_code == 301
+        assert response.headers["location"] == f"/computekb/citations/{row['slug']}{suffix}"
+    assert (await client.get("/computekb/citations/accelerators-no-such-row-addressable-memory-gb")).status_code == 404

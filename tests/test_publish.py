@@ -20,8 +20,17 @@ from click.testing import CliRunner
 from etl.cli import cli
 from etl.metadata import full_metadata
 from etl.publish import prepare
-from etl.serve import METADATA_YML, PLUGINS_DIR, ROOT, SETTINGS, TEMPLATES_DIR, datasette_args, free_port, wait_until_up
-
+from etl.serve import (
+    METADATA_YML,
+    PLUGINS_DIR,
+    ROOT,
+    SETTINGS,
+    TEMPLATES_DIR,
+    datasette_args,
+    free_port,
+    wait_until_up,
+)
+from etl.site import DEFAULT_SITE_URL, site_metadata
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +75,7 @@ def test_every_path_the_command_names_is_in_the_folder(dist):
 def test_metadata_plugins_and_templates_are_the_projects(dist):
     args = serve_command(dist)
     [metadata] = option_values(args, "--metadata")
-    assert json.loads((dist / metadata).read_text()) == full_metadata(METADATA_YML)
+    assert json.loads((dist / metadata).read_text()) == site_metadata(full_metadata(METADATA_YML), DEFAULT_SITE_URL)
     for source, name in ((PLUGINS_DIR, "plugins"), (TEMPLATES_DIR, "templates")):
         for path in source.rglob("*"):
             if path.is_file() and "__pycache__" not in path.parts:

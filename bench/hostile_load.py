@@ -1,0 +1,105 @@
+"""Hostile load: do 8 normal clients keep their p95 while 3 clients send hostile queries?
+
+    python bench/hostile_load.py                   # data/ built, 8 normal + 3 hostile clients, 20 s per phase
+    python bench/hostile_load.py --seconds 10
+
+Builds data/ into bench/out/hostile/computekb.db and starts it with the options
+of `computekb serve` on a free loopback port. Phase one: the normal clients
+alone, over load_test.py's mix of pages. Phase two: the same, while each hostile
+client sends, one after the other, queries that each used to hold an SQL thread
+for a minute or more (`randomblob(1000000000)` in SQL, in `_where`, in a streamed
+CSV; a billion-character `printf`) and one that computes for the whole time
+limit (an endless recursive CTE). Prints the normal clients' p50/p95 in each
+phase, their ratio, and what the hostile requests got: their statuses and
+slowest answer (each must end within sql_time_limit_ms plus a second).
+"""
+
+import argparse
+import asyncio
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.load_test import urls_by_kind, worker
+from bench.serve_bench import ours, percentile, start
+from etl.build import build_database
+
+NORMAL, HOSTILE_CLIENTS = 8, 3
+HOSTILE = [
+    "/computekb.json?sql=select count(randomblob(1000000000)) from accelerators",
+    "/computekb/accelerators.json?_where=randomblob(1000000000) is not null",
+    "/computekb/accelerators.csv?_where=randomblob(1000000000) is not null&_stream=on",
+    "/computekb.json?sql=select printf('%.*c', 1000000000, 'x')",
+    "/computekb.json?sql=with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c",
+]
+
+
+async def hostile(client, base, index, stop, results):
+    i = index
+    while time.monotonic() < stop:
+        path = HOSTILE[i % len(HOSTILE)]
+        i += 1
+        started = time.perf_counter()
+        try:
+            status = (await client.get(base + path)).status_code
+        except httpx.HTTPError as error:
+            status = type(error).__name__
+        results.append((path, time.perf_counter() - started, status))
+
+
+async def phase(base, kinds, seconds, with_hostile):
+    normal, bad = [], []
+    limits = httpx.Limits(max_connections=NORMAL + HOSTILE_CLIENTS)
+    async with httpx.AsyncClient(timeout=120, limits=limits) as client:
+        stop = time.monotonic() + seconds
+        tasks = [worker(client, base, kinds, random.Random(i), stop, normal) for i in range(NORMAL)]
+        if with_hostile:
+            tasks += [hostile(client, base, i, stop, bad) for i in range(HOSTILE_CLIENTS)]
+        await asyncio.gather(*tasks)
+    return normal, bad
+
+
+def summary(name, results):
+    seconds = [r[1] for r in results]
+    errors = sum(r[2] != 200 for r in results)
+    p50, p95 = percentile(seconds, 50) * 1000, percentile(seconds, 95) * 1000
+    print(f"{name:24} requests {len(results):5}  errors {errors:3}  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms")
+    return p95
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=20, help="Duration of each phase (at most 120).")
+    args = parser.parse_args()
+    if not 0 < args.seconds <= 120:
+        parser.error("--seconds must be at most 120")
+    db = ROOT / "bench" / "out" / "hostile" / "computekb.db"
+    build_database(ROOT / "data", db, allow_shrink=True)
+    process, base = start(ours(db))
+    try:
+        kinds = urls_by_kind(db, random.Random(1))
+        print(f"{base}: {NORMAL} normal clients, then {NORMAL} + {HOSTILE_CLIENTS} hostile, {args.seconds:.0f} s each; "
+              f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
+        asyncio.run(phase(base, kinds, 2, False))  # warm-up
+        alone, _ = asyncio.run(phase(base, kinds, args.seconds, False))
+        together, bad = asyncio.run(phase(base, kinds, args.seconds, True))
+        before = summary("normal, alone", alone)
+        after = summary("normal, with hostile", together)
+        print(f"p95 ratio {after / before:.2f} (goal: at most 2)")
+        statuses = sorted({str(r[2]) for r in bad})
+        print(f"hostile: {len(bad)} requests, statuses {', '.join(statuses)}, slowest {max(r[1] for r in bad):.2f} s")
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+if __name__ == "__main__":
+    main()

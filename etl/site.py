@@ -1,0 +1,34 @@
+"""The site's own URL: permalinks, feeds and `Link` headers name it, never the request's `Host`.
+
+A request can carry any `Host` header (`127.0.0.1:8201@evil.example` made a
+permalink to another host), and a cache shared between hosts would then serve
+that page to everyone. The URL is configured instead: the `site_url` option of
+`computekb serve` and `computekb publish`, kept in the metadata as the
+`computekb` plugin's configuration.
+"""
+
+import urllib.parse
+
+PLUGIN = "computekb"                         # metadata: plugins: computekb: site_url: ...
+DEFAULT_SITE_URL = "http://127.0.0.1:8001"   # where `computekb serve` listens by default
+
+
+def site_url(datasette):
+    """The configured origin (`scheme://host[:port]`), without a trailing slash."""
+    return ((datasette.plugin_config(PLUGIN) or {}).get("site_url") or DEFAULT_SITE_URL).rstrip("/")
+
+
+def checked_site_url(url):
+    """`url` if it is an http(s) origin with nothing after the host, else ValueError."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path.strip("/") or parts.query \
+            or parts.fragment or parts.username or parts.password:
+        raise ValueError(f"{url!r}: expected a site URL such as https://example.org (scheme and host, nothing after)")
+    return url.rstrip("/")
+
+
+def site_metadata(metadata, url):
+    """`metadata` with the site URL in the plugin configuration."""
+    plugins = dict(metadata.get("plugins") or {})
+    plugins[PLUGIN] = {**(plugins.get(PLUGIN) or {}), "site_url": checked_site_url(url)}
+    return {**metadata, "plugins": plugins}

@@ -1,0 +1,170 @@
+"""No query stalls the server, no request picks the host of a permalink, no
+response echoes an unbounded part of the request, one release per server."""
+
+import concurrent.futures
+import shutil
+import socket
+import time
+import urllib.parse
+
+import httpx
+import pytest
+from conftest import DATA, serving
+
+from etl.build import build_database
+from etl.serve import SETTINGS, make_datasette, release_snapshot
+from etl.site import DEFAULT_SITE_URL
+from plugins.guard import MAX_TARGET_BYTES, SECURITY_HEADERS
+
+LIMIT_S = SETTINGS["sql_time_limit_ms"] / 1000
+HOSTILE = [
+    "/computekb.json?sql=select count(randomblob(1000000000)) from accelerators",
+    "/computekb/accelerators.json?_where=randomblob(1000000000) is not null",
+    "/computekb/accelerators.csv?_where=randomblob(1000000000) is not null&_stream=on",
+    "/computekb.json?sql=select length(zeroblob(2000000000))",
+    "/computekb.json?sql=select printf('%.*c', 1000000000, 'x')",
+    "/computekb.json?sql=select replace(printf('%.*c', 900000, 'a'), 'a', printf('%.*c', 900000, 'a'))",
+    "/computekb.json?sql=with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c",
+]
+
+
+@pytest.mark.parametrize("path", HOSTILE)
+async def test_a_hostile_query_ends_within_the_time_limit_with_a_4xx(client, path):
+    started = time.perf_counter()
+    response = await client.get(path)
+    assert 400 <= response.status_code < 500, response.text[:300]
+    assert time.perf_counter() - started < LIMIT_S + 1
+
+
+@pytest.mark.parametrize("path", ["/computekb.csv", "/computekb.csv?_size=10"])
+async def test_the_database_csv_without_a_query_is_a_400(client, path):
+    response = await client.get(path)
+    assert response.status_code == 400 and "?sql=" in response.text
+
+
+async def test_the_database_csv_of_a_query_works(client):
+    response = await client.get("/computekb.csv?sql=select 1 as one")
+    assert response.status_code == 200 and response.text.splitlines() == ["one", "1"]
+
+
+FORGED_HOSTS = ["127.0.0.1:8201@evil.example", "evil.example", "evil.example:443"]
+
+
+@pytest.mark.parametrize("host", FORGED_HOSTS)
+async def test_permalinks_and_link_headers_ignore_the_host_header(client, conn, host):
+    slug = conn.execute("select slug from accelerators order by slug limit 1").fetchone()[0]
+    for path in [f"/computekb/accelerators/{slug}", "/computekb/articles-feed.atom", "/computekb/accelerators"]:
+        response = await client.get(path, headers={"host": host})
+        assert response.status_code == 200, path
+        assert "evil" not in response.text and "evil" not in str(response.headers), path
+    page = await client.get(f"/computekb/accelerators/{slug}", headers={"host": host})
+    assert f"{DEFAULT_SITE_URL}/computekb/accelerators/{slug}" in page.text
+
+
+async def test_the_configured_site_url_is_used(db_path):
+    ds = make_datasette(db_path, site_url="https://kb.example.org")
+    await ds.invoke_startup()
+    feed = await ds.client.get("/computekb/articles-feed.atom", headers={"host": "evil.example"})
+    assert "https://kb.example.org/computekb/articles-feed.atom" in feed.text and "evil" not in feed.text
+
+
+async def test_a_long_url_gets_a_414_and_no_header_echoes_it(client):
+    response = await client.get("/computekb/accelerators?" + "x=" + "a" * 60_000)  # httpx sends at most 64 KB
+    assert response.status_code == 414
+    assert all(len(value) < MAX_TARGET_BYTES for value in response.headers.values())
+    for name, value in SECURITY_HEADERS.items():
+        assert response.headers[name] == value
+
+
+async def test_a_url_at_the_bound_is_answered_with_bounded_headers(client):
+    query = "_where=1=1" + "+" * (MAX_TARGET_BYTES - 200)  # `+` is a space
+    response = await client.get(f"/computekb/accelerators?{query}")
+    assert response.status_code == 200
+    assert all(len(value) <= MAX_TARGET_BYTES + 200 for value in response.headers.values())
+
+
+def raw_request(url, data):
+    """The bytes the server answers to `data` sent as is (empty if it closed the connection first)."""
+    parts = urllib.parse.urlsplit(url)
+    answer = b""
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        try:
+            sock.sendall(data)
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except (BrokenPipeError, ConnectionResetError):  # answered and closed while the request was still sent
+            pass
+    return answer.decode("latin-1")
+
+
+def test_the_servers_own_400s(server):
+    """uvicorn answers a malformed request and headers beyond h11's buffer
+    itself, before any application code: a plain-text 400 with no page in it
+    that closes the connection (README.md: a proxy in front adds the headers)."""
+    close = b"Connection: close\r\n\r\n"
+    for data in [b"NOT HTTP\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200_000 + b"\r\n" + close,
+                 b"GET /" + b"a" * 500_000 + b" HTTP/1.1\r\nHost: x\r\n" + close]:
+        head, _, body = raw_request(server, data).partition("\r\n\r\n")
+        if head or data.startswith(b"NOT"):
+            assert head.startswith("HTTP/1.1 400") and "text/plain" in head and "<" not in body, head
+
+
+def test_a_long_url_below_uvicorns_bound_carries_security_headers(server):
+    response = httpx.get(server + "/computekb/accelerators?x=" + "a" * 12_000)
+    assert response.status_code == 414
+    assert all(response.headers[name] == value for name, value in SECURITY_HEADERS.items())
+
+
+def test_a_snapshot_pairs_the_database_with_its_inspect_file(db_path):
+    with release_snapshot(db_path) as copy:
+        assert copy.read_bytes() == db_path.read_bytes()
+        assert copy.with_suffix(".inspect.json").read_text() == db_path.with_suffix(".inspect.json").read_text()
+    assert not copy.exists()
+
+
+def test_a_snapshot_refuses_a_database_that_does_not_match_its_inspect_file(db_path, tmp_path):
+    shutil.copy(db_path, tmp_path / "computekb.db")
+    (tmp_path / "computekb.inspect.json").write_text(db_path.with_suffix(".inspect.json").read_text()
+                                                     .replace('"hash": "', '"hash": "0'))
+    with pytest.raises(RuntimeError, match="kept changing"), release_snapshot(tmp_path / "computekb.db"):
+        pass
+
+
+def table_count(url, table):
+    """The row count the database page gives (from the inspect file of an immutable database)."""
+    tables = httpx.get(url + "/computekb.json", timeout=30).json()["tables"]
+    return next(t["count"] for t in tables if t["name"] == table)
+
+
+def test_a_rebuild_under_a_live_server_changes_nothing_it_answers(tmp_path):
+    """The database is rebuilt with one more vendor while the server has opened
+    only some of its connections, then clients ask concurrently: every answer
+    is of the release the server started with, none is a 500; the next start
+    serves the new release."""
+    data = tmp_path / "data"
+    shutil.copytree(DATA, data)
+    db = tmp_path / "computekb.db"
+    build_database(data, db)
+    with serving(db, data) as url:
+        vendors = len(httpx.get(url + "/computekb/vendors.json?_shape=array&_size=max").json())
+        accelerator = httpx.get(url + "/computekb/accelerators.json?_shape=array&_size=1&_col=slug").json()[0]["slug"]
+        (data / "specs" / "zz-new-vendor.yml").write_text("vendors:\n  - {slug: zz-new-vendor, name: ZZ, country: US}\n")
+        build_database(data, db)
+        paths = ["/computekb/vendors.json?_shape=array&_size=max", "/computekb/vendors/zz-new-vendor.json",
+                 f"/computekb/accelerators/{accelerator}", "/computekb.json"]
+
+        def ask(i):
+            return httpx.get(url + paths[i % len(paths)], timeout=30)
+
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(ask, range(240)))
+        assert not [str(a.url) for a in answers if a.status_code >= 500]
+        for answer in answers:
+            if answer.url.path == "/computekb/vendors.json":
+                assert len(answer.json()) == vendors
+            elif answer.url.path == "/computekb/vendors/zz-new-vendor.json":
+                assert answer.status_code == 404
+        assert table_count(url, "vendors") == vendors
+    with serving(db, data) as url:
+        assert table_count(url, "vendors") == vendors + 1
+        assert httpx.get(url + "/computekb/vendors/zz-new-vendor.json").status_code == 200
