@@ -15,8 +15,7 @@ from typing import NamedTuple
 import sqlite_utils
 from sqlite_utils.db import quote_identifier
 
-from .schema import ENGINES, GENERATED, TABLES, TABLES_BY_NAME
-from .transform import COLUMNS, LINKS, STAGED, TAG_COUNTS
+from .schema import COLUMNS, ENGINES, GENERATED, LINKS, STAGED, TABLES, TABLES_BY_NAME, TAG_COUNTS
 
 SQL_TYPES = {"int": "INTEGER", "bool": "INTEGER", "number": "REAL", "quantity": "REAL"}  # other kinds: TEXT
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"  # "memoire" finds "mémoire"

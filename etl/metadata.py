@@ -10,8 +10,7 @@ from pathlib import Path
 import yaml
 
 from .load import DENSE_COLUMNS
-from .schema import GENERATED, TABLES
-from .transform import TAG_COUNTS, link_table_name, singular
+from .schema import GENERATED, TABLES, TAG_COUNTS, link_table_name, singular
 
 DATABASE = "computekb"
 # Units shown with their values (plugins/units.py); money stays a plain number

@@ -18,7 +18,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from . import sizing
-from .schema import GENERATED, TABLES, TABLES_BY_NAME, TIERS
+from .schema import COLUMNS, LIST_COLUMNS, REFS, STAGED, TABLES_BY_NAME, TIERS, UNITS
 
 DERIVED_LABEL_LENGTH = 90
 DERIVED_MARK = " [label derived from summary]"
@@ -34,47 +34,6 @@ CAPABILITY_FAMILIES = {"native_fp8": "fp8", "native_fp4": "fp4"}
 # What a throughput figure in the FP4 family says of the format when no format claim names it.
 FP4_NOT_STATED = "fp4"
 
-
-def singular(table_name):
-    return table_name[:-1] if table_name.endswith("s") else table_name
-
-
-def link_table_name(table, field):
-    return f"{singular(table.name)}_{field.name}"
-
-
-# Column order of every table, as load.py creates them.
-COLUMNS = {t.name: [f.name for f in t.columns] for t in TABLES + GENERATED}
-# Link tables (article_accelerators...) by the table and `refs` field they come from.
-LINKS = {link_table_name(t, f): (t.name, f.name) for t in TABLES for f in t.fields if f.kind == "refs"}
-COLUMNS.update({link: [singular(table), singular(TABLES_BY_NAME[table].field(field).ref)]
-                for link, (table, field) in LINKS.items()})
-
-
-class TagCounts(NamedTuple):
-    """A table of counts behind the tag facets of `table` (read by plugins/facets.py)."""
-
-    table: str
-    tags: list        # its tag columns: JSON arrays of distinct slugs, faceted
-    dimensions: list  # its other facet columns but dates, which have few values each
-
-
-def tag_counts(table):
-    facets = [f for f in table.columns if f.facet]
-    return TagCounts(table.name, [f.name for f in facets if f.kind == "list"],
-                     [f.name for f in facets if f.kind not in ("list", "date")])
-
-
-# Rows per tag and per combination of the other facet values, by table name: a
-# faceted page filtered on those values counts its tags here, not row by row.
-TAG_COUNTS = {f"{t.name}_tag_counts": tag_counts(t) for t in TABLES if any(f.facet and f.kind == "list" for f in t.columns)}
-COLUMNS.update({name: ["tag_column", "tag", *counts.dimensions, "rows"] for name, counts in TAG_COUNTS.items()})
-# What file_tables writes of each table: its columns, then its `refs` fields as
-# JSON arrays of distinct sorted slugs, from which load.py fills the link tables.
-REFS = {t.name: [f.name for f in t.fields if f.kind == "refs"] for t in TABLES}
-STAGED = {name: COLUMNS[name] + REFS.get(name, []) for name in [t.name for t in TABLES] + ["citations"]}
-LIST_COLUMNS = {t.name: [f.name for f in t.columns if f.kind == "list"] for t in TABLES}
-UNITS = {t.name: {f.name: f.unit for f in t.fields + t.derived} for t in TABLES}
 
 # Lists become JSON arrays, always written this way: json.dumps(value, ensure_ascii=False),
 # without building a new encoder for every value as json.dumps does with that option.
