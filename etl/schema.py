@@ -7,6 +7,7 @@ descriptions and units that Datasette shows (`metadata.py`). Change a field
 here and all three follow.
 """
 
+from collections import namedtuple
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import NamedTuple
@@ -456,6 +457,22 @@ COLUMNS.update({name: ["tag_column", "tag", *counts.dimensions, "rows"] for name
 # fields as JSON arrays of distinct sorted slugs, from which load.py fills the link tables.
 REFS = {t.name: t.refs for t in TABLES}
 STAGED = {name: COLUMNS[name] + REFS.get(name, []) for name in [t.name for t in TABLES] + ["citations"]}
+
+
+def staged_record(name):
+    """The record of one staged row of `name`: its STAGED columns by name, None where not given.
+
+    A tuple too, so rows go to SQLite's executemany as they are.
+    """
+    class_name = "".join(part.title() for part in name.split("_")) + "Row"
+    return namedtuple(class_name, STAGED[name], defaults=(None,) * len(STAGED[name]), module=__name__)
+
+
+# {table: record type of its staged rows}. Each is also a name of this module:
+# staged rows are pickled (for the cache and from worker processes), and pickle
+# finds a class by its module and name.
+STAGED_ROWS = {name: staged_record(name) for name in STAGED}
+globals().update({record.__name__: record for record in STAGED_ROWS.values()})
 LIST_COLUMNS = {t.name: t.list_columns for t in TABLES}
 UNITS = {t.name: t.units for t in TABLES}
 # {table: {column: unit}} of every column stored in a unit.
