@@ -18,9 +18,9 @@ from pathlib import Path
 from datasette.utils import make_dockerfile
 
 from .build import inspect_path
+from .metadata import DATABASE_FILE
 from .serve import PLUGINS_DIR, ROOT, SETTINGS, STATIC_DIR, STATIC_MOUNT, TEMPLATES_DIR, write_metadata
 
-DATABASE_FILE = "computekb.db"
 INSPECT_FILE = "inspect-data.json"  # the name make_dockerfile's command reads
 MARKER = ".computekb-publish"       # marks a folder this command may replace
 COPIED = {"plugins": PLUGINS_DIR, "templates": TEMPLATES_DIR, STATIC_MOUNT: STATIC_DIR, "etl": ROOT / "etl"}

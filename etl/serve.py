@@ -10,7 +10,7 @@ import httpx
 from datasette.app import Datasette
 
 from .build import inspect_path
-from .metadata import full_metadata
+from .metadata import DATABASE_FILE, full_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
 METADATA_YML = ROOT / "metadata.yml"
@@ -18,7 +18,7 @@ PLUGINS_DIR = ROOT / "plugins"
 TEMPLATES_DIR = ROOT / "templates"
 STATIC_DIR = ROOT / "static"
 STATIC_MOUNT = "assets"             # served at /assets/
-DEFAULT_DB = ROOT / "computekb.db"
+DEFAULT_DB = ROOT / DATABASE_FILE
 
 SETTINGS = {
     "sql_time_limit_ms": 1000,      # a runaway query is stopped, not queued
