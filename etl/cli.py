@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from .build import build_database, built_hash, check, data_hash, display_path
+from .build import build_database, built_hash, data_hash, display_path, validate_data
 from .problems import DataError
 from .serve import DEFAULT_DB, ROOT, datasette_args
 
@@ -31,7 +31,7 @@ def print_problems(problems):
               show_default="data/", help="Folder of YAML data files.")
 def validate(data_dir):
     """Check every data file; print every problem as path:line: field: message."""
-    records, citations, problems, _, files = check(data_dir)
+    records, citations, problems, _, files = validate_data(data_dir)
     if problems:
         print_problems(problems)
         sys.exit(1)

@@ -205,7 +205,7 @@ def names(columns, prefix=""):
     return ", ".join(prefix + quote_identifier(c) for c in columns)
 
 
-class Stage:
+class StagingDatabase:
     """A new SQLite file being built: rows staged file by file, then copied in order.
 
     `add` takes what `transform.file_tables` makes of each file; `select` and

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
 from .problems import Problem
@@ -299,11 +299,6 @@ def records_in(document, path):
             else:
                 problems.append(Problem(path, line, table, f"expected a record (a mapping), got {type(item).__name__}"))
     return records, problems
-
-
-def read_file(path, display_path=None):
-    """Read one data file into records; return (records, problems)."""
-    return read_bytes(Path(path).read_bytes(), display_path or str(path))
 
 
 def read_bytes(raw, display_path):

@@ -72,7 +72,6 @@ class Table:
     search: tuple = ()               # full-text searchable columns
     derived: tuple = dc_field(default_factory=tuple)  # columns made by transform.py
     one_of: tuple = ()               # fields of which a record gives at least one
-    authored: bool = True            # written in data files (False: made by the build)
 
     def field(self, name):
         return next(f for f in self.fields + self.derived if f.name == name)
@@ -396,14 +395,14 @@ GENERATED = (
         Field("scope", "enum", "The scope the source states the figure for, when it differs from the row's.",
               choices=SCOPES),
         Field("note", "text", "What the source says exactly, or how the value was derived."),
-    ), authored=False, sort="slug"),
+    ), sort="slug"),
     Table("release", "The data release this database was built from: cite it with any number.", (
         Field("data_release", "text", "First 12 hex digits of the SHA-256 of every data file.", required=True),
         Field("data_hash", "text", "SHA-256 of every data file (path within the data folder, and content), in path order.", required=True),
         Field("built_at", "text", "When the database was built (UTC).", required=True),
         Field("files", "int", "Data files read.", required=True),
         Field("records", "int", "Records loaded.", required=True),
-    ), label="data_release", authored=False),
+    ), label="data_release"),
 )
 
 AUTHORED = {t.name: t for t in TABLES}

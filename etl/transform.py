@@ -8,7 +8,7 @@ Most of it depends on one row alone and is done file by file (`file_tables`:
 cached with the file and run by the processes that read it). Three columns
 depend on rows of other files: an article's translation, an accelerator's FP4
 formats and a citation's default kind. `cross_file_columns` fills them once
-every file is staged (see load.Stage).
+every file is staged (see load.StagingDatabase).
 """
 
 import json
@@ -256,7 +256,7 @@ def checkpoint_columns(checkpoints, models, number_formats):
 
 
 def cross_file_columns(stage):
-    """Set the columns that depend on rows of other files, once every file is staged."""
+    """Set the columns that depend on rows of other files, once every file is staged in `stage` (a load.StagingDatabase)."""
     articles = stage.select("articles", ("translation_key", "slug", "language"), order_by=("translation_key", "slug"))
     stage.set_column("articles", "translation", translations(row for row in articles if row["translation_key"]))
     columns = list(checkpoint_columns(stage.select("checkpoints", CHECKPOINT_COLUMNS),
