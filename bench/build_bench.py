@@ -84,6 +84,7 @@ def validated(data):
 def setup_and_run(kind, data, out):
     """Untimed setup, then the timed function."""
     import yaml
+
     from etl import build, load, transform, validate
     if kind == "ceiling":
         paths = sorted(Path(data).rglob("*.yml"))
@@ -105,7 +106,7 @@ def setup_and_run(kind, data, out):
         per_file = validated(data)
 
         def run():
-            with load.Stage(out) as stage:
+            with load.StagingDatabase(out) as stage:
                 for rows, citations in per_file:
                     stage.add(transform.file_tables(rows, citations))
                 transform.cross_file_columns(stage)
@@ -220,8 +221,8 @@ def rebuild(records, work, repeat):
 BREAKDOWN = {  # where the time of one build goes: (module, attribute) of the stages timed
     "read (parse files)": ("etl.build", "read_bytes"), "validate": ("etl.build", "validate_records"),
     "transform (per file)": ("etl.build", "file_tables"), "slugs and references": ("etl.build", "file_keys"),
-    "checks across files": ("etl.validate", "CrossCheck.add"), "stage rows": ("etl.load", "Stage.add"),
-    "columns across files": ("etl.build", "cross_file_columns"), "copy, indexes, search": ("etl.load", "Stage.finish"),
+    "checks across files": ("etl.validate", "CrossCheck.add"), "stage rows": ("etl.load", "StagingDatabase.add"),
+    "columns across files": ("etl.build", "cross_file_columns"), "copy, indexes, search": ("etl.load", "StagingDatabase.finish"),
     "inspect file": ("etl.build", "write_inspect"),
 }
 
@@ -229,6 +230,7 @@ BREAKDOWN = {  # where the time of one build goes: (module, attribute) of the st
 def breakdown(n, work):
     """Seconds spent in each stage inside one build on one core (no cache); the rest is listing, reading, hashing."""
     import importlib
+
     from etl.build import build_database
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     spent = dict.fromkeys(BREAKDOWN, 0.0)

@@ -28,7 +28,7 @@ from datasette.inspect import inspect_hash
 from tqdm import tqdm
 
 from .cache import FileCache, cache_path, file_key
-from .load import Stage, table_counts
+from .load import StagingDatabase, table_counts
 from .problems import DataError, Problem
 from .read import display_path, read_bytes, scan_data
 from .transform import cross_file_columns, file_tables
@@ -71,7 +71,7 @@ class FileResult(NamedTuple):
     facts: list     # for the consistency rules across files (consistency.Fact)
 
 
-def read_and_validate(item):
+def read_validate_transform(item):
     """One file on its own: read, validate and transform it into its FileResult."""
     shown, raw = item
     records, problems = read_bytes(raw, shown)
@@ -82,7 +82,7 @@ def read_and_validate(item):
 
 def read_chunk(items):
     """In a worker: the pickled results of a few files (pickled once, and stored as such in the cache)."""
-    return [pickle.dumps(read_and_validate(item), pickle.HIGHEST_PROTOCOL) for item in items]
+    return [pickle.dumps(read_validate_transform(item), pickle.HIGHEST_PROTOCOL) for item in items]
 
 
 def file_items(files, digest, data_dir):
@@ -156,7 +156,7 @@ def run(chunk, pool, cache):
     """Results of a chunk of (key, item): computed here, or (keys, a worker's future)."""
     if pool is not None:
         return [key for key, _ in chunk], pool.submit(read_chunk, [item for _, item in chunk])
-    results = [read_and_validate(item) for _, item in chunk]
+    results = [read_validate_transform(item) for _, item in chunk]
     for (key, _), result in zip(chunk, results):
         cache.put(key, result)
     return results
@@ -202,14 +202,24 @@ def no_progress(total):
 
 
 @gc_paused
-def check(data_dir, cache_file=None, workers=None, progress=None, stage=None):
-    """Read and validate every file; return (records, citations, problems, data hash, file count).
+class Validation(NamedTuple):
+    """What reading and validating every data file found."""
 
-    `stage` (a load.Stage) receives each file's rows as they come.
+    records: int
+    citations: int
+    problems: list
+    data_hash: str | None  # None when there is no data file
+    files: int
+
+
+def validate_data(data_dir, cache_file=None, workers=None, progress=None, staging=None):
+    """Read, validate and transform every file; return their Validation.
+
+    `staging` (a load.StagingDatabase) receives each file's rows as they come.
     """
     files, problems = scan_data(data_dir)
     if not files:
-        return 0, 0, problems or [Problem(str(data_dir), 1, "-", "no data files (*.yml) found")], None, 0
+        return Validation(0, 0, problems or [Problem(str(data_dir), 1, "-", "no data files (*.yml) found")], None, 0)
     digest, cross, records, citations = hashlib.sha256(), CrossCheck(), 0, 0
     with FileCache(cache_file) as cache, (progress or no_progress)(total=len(files)) as bar:
         for result in file_results(files, digest, data_dir, cache, workers):
@@ -217,10 +227,10 @@ def check(data_dir, cache_file=None, workers=None, progress=None, stage=None):
             cross.add(result.slugs, result.refs, result.facts)
             records += result.records
             citations += result.citations
-            if stage is not None:
-                stage.add(result.tables)
+            if staging is not None:
+                staging.add(result.tables)
             bar.update(1)
-    return records, citations, problems + cross.problems(), digest.hexdigest(), len(files)
+    return Validation(records, citations, problems + cross.problems(), digest.hexdigest(), len(files))
 
 
 def inspect_path(db_path):
@@ -290,9 +300,9 @@ def build_database(data_dir, output, cache=True, workers=None, progress=None, al
     tmp_db = output.with_name(f".{output.name}.{os.getpid()}.tmp")
     tmp_inspect = output.with_name(f".{output.name}.{os.getpid()}.inspect.tmp")
     try:
-        with Stage(tmp_db) as stage:
-            records, _, problems, data_hash, files = check(data_dir, cache_path(output) if cache else None,
-                                                           workers, progress, stage)
+        with StagingDatabase(tmp_db) as stage:
+            records, _, problems, data_hash, files = validate_data(data_dir, cache_path(output) if cache else None,
+                                                                   workers, progress, stage)
             if problems:
                 raise DataError(problems)
             cross_file_columns(stage)

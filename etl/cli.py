@@ -13,9 +13,9 @@ from .build import (
     ShrinkError,
     build_database,
     built_hash,
-    check,
     data_hash,
     display_path,
+    validate_data,
 )
 from .problems import DataError, printable, report_lines
 from .report import coverage, format_report
@@ -42,7 +42,7 @@ def print_problems(problems):
               show_default="data/", help="Folder of YAML data files.")
 def validate(data_dir):
     """Check every data file; print every problem as path:line: field: message."""
-    records, citations, problems, _, files = check(data_dir)
+    records, citations, problems, _, files = validate_data(data_dir)
     if problems:
         print_problems(problems)
         sys.exit(1)

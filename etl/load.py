@@ -9,14 +9,14 @@ flat whatever the size of the data, and every table gets its rows in primary
 key order, whatever the order of the files.
 """
 
+import sqlite3
 from collections import defaultdict
 from typing import NamedTuple
 
 import sqlite_utils
 from sqlite_utils.db import quote_identifier
 
-from .schema import ENGINES, GENERATED, TABLES, TABLES_BY_NAME
-from .transform import COLUMNS, LINKS, STAGED, TAG_COUNTS
+from .schema import COLUMNS, ENGINES, GENERATED, LINKS, STAGED, STAGED_ROWS, TABLES, TABLES_BY_NAME, TAG_COUNTS
 
 SQL_TYPES = {"int": "INTEGER", "bool": "INTEGER", "number": "REAL", "quantity": "REAL"}  # other kinds: TEXT
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"  # "memoire" finds "mémoire"
@@ -205,7 +205,7 @@ def names(columns, prefix=""):
     return ", ".join(prefix + quote_identifier(c) for c in columns)
 
 
-class Stage:
+class StagingDatabase:
     """A new SQLite file being built: rows staged file by file, then copied in order.
 
     `add` takes what `transform.file_tables` makes of each file; `select` and
@@ -222,7 +222,6 @@ class Stage:
         for pragma in ("journal_mode = OFF", "synchronous = OFF", "temp_store = FILE",
                        f"cache_size = -{CACHE_KIB}", f"temp.cache_size = -{CACHE_KIB}"):
             db.conn.execute(f"PRAGMA {pragma}")
-        # file_tables writes tuples in STAGED's column order.
         run_script(db, schema_sql() + views_sql() + [f"CREATE TEMP TABLE {staged(name)} ({names(columns)})"
                                        for name, columns in STAGED.items()])
         self.buffers = defaultdict(list)
@@ -242,18 +241,22 @@ class Stage:
                 self.flush(name)
 
     def flush(self, name):
-        placeholders = ", ".join("?" * len(STAGED[name]))
-        self.db.conn.executemany(f"INSERT INTO temp.[{staged(name)}] VALUES ({placeholders})", self.buffers.pop(name, []))
+        """Write the buffered records of `name` (STAGED_ROWS records: tuples whose fields name the columns)."""
+        columns = STAGED_ROWS[name]._fields
+        self.db.conn.executemany(f"INSERT INTO temp.[{staged(name)}] ({names(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                                 self.buffers.pop(name, []))
 
     def flush_all(self):
         for name in list(self.buffers):
             self.flush(name)
 
     def select(self, table, columns, order_by=()):
-        """The staged rows of `table`, as tuples of `columns`."""
+        """The staged rows of `table`, as sqlite3.Row records of `columns` (by name or in order)."""
         self.flush_all()
         order = f" ORDER BY {names(order_by)}" if order_by else ""
-        yield from self.db.conn.execute(f"SELECT {names(columns)} FROM temp.[{staged(table)}]{order}")
+        cursor = self.db.conn.cursor()
+        cursor.row_factory = sqlite3.Row
+        yield from cursor.execute(f"SELECT {names(columns)} FROM temp.[{staged(table)}]{order}")
 
     def set_column(self, table, column, pairs, key="slug", only_null=False):
         """In the final table, `column` of the rows whose `key` is the first item of

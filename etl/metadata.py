@@ -10,10 +10,10 @@ from pathlib import Path
 import yaml
 
 from .load import DENSE_COLUMNS
-from .schema import GENERATED, TABLES
-from .transform import TAG_COUNTS, link_table_name, singular
+from .schema import GENERATED, TABLES, TAG_COUNTS, link_table_name, singular
 
-DATABASE = "computekb"
+DATABASE = "computekb"       # the one name of the database, in every URL and plugin
+DATABASE_FILE = f"{DATABASE}.db"  # Datasette names a database after its file
 # Units shown with their values (plugins/units.py); money stays a plain number
 # (pint would print 1999 USD as "1.999 kUSD").
 DISPLAY_UNITS = {"GB", "GB/s", "W", "TFLOPS"}

@@ -18,6 +18,7 @@ from pathlib import Path
 from datasette.utils import make_dockerfile
 
 from .build import inspect_path
+from .metadata import DATABASE_FILE
 from .serve import (
     PLUGINS_DIR,
     ROOT,
@@ -30,7 +31,6 @@ from .serve import (
 )
 from .site import DEFAULT_SITE_URL
 
-DATABASE_FILE = "computekb.db"
 INSPECT_FILE = "inspect-data.json"  # the name make_dockerfile's command reads
 MARKER = ".computekb-publish"       # marks a folder this command may replace
 COPIED = {"plugins": PLUGINS_DIR, "templates": TEMPLATES_DIR, STATIC_MOUNT: STATIC_DIR, "etl": ROOT / "etl"}

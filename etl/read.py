@@ -459,11 +459,6 @@ def records_in(document, path):
     return records, problems
 
 
-def read_file(path, display_path=None):
-    """Read one data file into records; return (records, problems)."""
-    return read_bytes(Path(path).read_bytes(), display_path or str(path))
-
-
 def read_bytes(raw, display_path):
     """The records of one file's content; return (records, problems)."""
     document, problems = parse_text(raw, display_path)

@@ -7,7 +7,10 @@ descriptions and units that Datasette shows (`metadata.py`). Change a field
 here and all three follow.
 """
 
-from dataclasses import dataclass, field as dc_field
+from collections import namedtuple
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import NamedTuple
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
@@ -69,7 +72,6 @@ class Table:
     search: tuple = ()               # full-text searchable columns
     derived: tuple = dc_field(default_factory=tuple)  # columns made by transform.py
     one_of: tuple = ()               # fields of which a record gives at least one
-    authored: bool = True            # written in data files (False: made by the build)
 
     def field(self, name):
         return next(f for f in self.fields + self.derived if f.name == name)
@@ -78,6 +80,21 @@ class Table:
     def columns(self):
         """Fields stored as columns (refs become link tables)."""
         return [f for f in self.fields + self.derived if f.kind != "refs"]
+
+    @property
+    def refs(self):
+        """Names of the `refs` fields, each stored as a link table."""
+        return [f.name for f in self.fields if f.kind == "refs"]
+
+    @property
+    def list_columns(self):
+        """Names of the columns that hold JSON arrays."""
+        return [f.name for f in self.columns if f.kind == "list"]
+
+    @property
+    def units(self):
+        """{field name: its unit, or None} of every field, `refs` included."""
+        return {f.name: f.unit for f in self.fields + self.derived}
 
 
 def slug(description="Permanent identifier, lower-case [a-z0-9-]; the row's permalink."):
@@ -170,10 +187,12 @@ TABLES = (
         note(),
     ), label="label", sort_desc="published", search=("title", "subtitle", "summary", "takeaways"),
         derived=(
-        Field("label", "text", "Display label: the title, or a label derived from the summary (marked as derived) when the listing gives no title."),
+        Field("label", "text", "Display label: the title, or a label derived from the summary (marked as derived) "
+              "when the listing gives no title."),
         Field("label_derived", "bool", "1 when the label is derived from the summary rather than a title."),
         Field("translation", "ref", "The other-language version of this article.", ref="articles"),
-        Field("accelerator_tags", "list", "Accelerator slugs (JSON array, for faceting; the link table is article_accelerators).", facet=True),
+        Field("accelerator_tags", "list", "Accelerator slugs (JSON array, for faceting; the link table is "
+              "article_accelerators).", facet=True),
         Field("topic_tags", "list", "Topic slugs (JSON array, for faceting; the link table is article_topics).", facet=True),
     )),
     Table("interconnects", "Links between chips, GPUs and hosts, with per-direction and bidirectional bandwidth.", (
@@ -201,7 +220,8 @@ TABLES = (
         Field("system", "ref", "The system row this chip or GPU belongs to; its values never exceed the system's.",
               ref="accelerators"),
         Field("form_factor", "text", "Form factor (SXM, PCIe, OAM, module, system...)."),
-        Field("status", "enum", "Market status, where a page read states or implies it (null: not known).", choices=("announced", "shipping", "discontinued"), facet=True),
+        Field("status", "enum", "Market status, where a page read states or implies it (null: not known).",
+              choices=("announced", "shipping", "discontinued"), facet=True),
         Field("announced", "date", "Date the vendor announced the product (YYYY, YYYY-MM or YYYY-MM-DD); null when "
               "no source read says.", cited=True),
         Field("available", "date", "Date the product was first available to buy or rent; null when no source read "
@@ -291,7 +311,8 @@ TABLES = (
     Table("models", "LLMs the articles discuss, with what their config files state: the figures sizing needs.", (
         slug(), Field("name", "text", "Model name.", required=True),
         Field("organization", "text", "Who released it.", facet=True),
-        Field("total_params_b", "number", "Total parameters as the maker states them, in billions (computed_params_b is computed from the config)."),
+        Field("total_params_b", "number", "Total parameters as the maker states them, in billions "
+              "(computed_params_b is computed from the config)."),
         Field("active_params_b", "number", "Parameters active per token as the maker states them (MoE), in billions."),
         Field("layers", "int", "Transformer layers (num_hidden_layers).", minimum=1),
         Field("hidden_size", "int", "Width of the residual stream (hidden_size).", minimum=1),
@@ -322,7 +343,8 @@ TABLES = (
         source(), note(),
     ), label="name", cited=True, sort_desc="computed_params_b", derived=(
         Field("computed_params_b", "number", "Total parameters computed from the config fields (etl/sizing.py), in billions."),
-        Field("computed_active_params_b", "number", "Parameters one token reads, computed from the config fields: all but the embedding table, the vision tower and the experts it is not routed to."),
+        Field("computed_active_params_b", "number", "Parameters one token reads, computed from the config fields: "
+              "all but the embedding table, the vision tower and the experts it is not routed to."),
         Field("architecture", "text", "The config fields as one JSON object, the argument of the sizing SQL functions."),
     )),
     Table("checkpoints", "Weights as shipped: the format and effective bits of each tensor group.", (
@@ -344,7 +366,8 @@ TABLES = (
         Field("formats", "list", "Number formats the checkpoint computes in (JSON array), for native support."),
         Field("size_gb", "number", "Size computed from the model's parameters and the bits of each group, in GB."),
     )),
-    Table("runtime_memory", "Device memory as the runtime sees it (what nvidia-smi or the driver reports), where it differs from the marketing figure.", (
+    Table("runtime_memory", "Device memory as the runtime sees it (what nvidia-smi or the driver reports), where it "
+          "differs from the marketing figure.", (
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
         Field("memory_mib", "int", "Total memory the driver exposes, in MiB (2^20 bytes).", required=True, minimum=1),
         source(), note(),
@@ -372,15 +395,85 @@ GENERATED = (
         Field("scope", "enum", "The scope the source states the figure for, when it differs from the row's.",
               choices=SCOPES),
         Field("note", "text", "What the source says exactly, or how the value was derived."),
-    ), authored=False, sort="slug"),
+    ), sort="slug"),
     Table("release", "The data release this database was built from: cite it with any number.", (
         Field("data_release", "text", "First 12 hex digits of the SHA-256 of every data file.", required=True),
         Field("data_hash", "text", "SHA-256 of every data file (path within the data folder, and content), in path order.", required=True),
         Field("built_at", "text", "When the database was built (UTC).", required=True),
         Field("files", "int", "Data files read.", required=True),
         Field("records", "int", "Records loaded.", required=True),
-    ), label="data_release", authored=False),
+    ), label="data_release"),
 )
 
 AUTHORED = {t.name: t for t in TABLES}
 TABLES_BY_NAME = {t.name: t for t in TABLES + GENERATED}
+
+
+# The layout of the database, derived from the tables above: column order,
+# link tables, tag-count tables and what the build stages of each table.
+
+
+def singular(table_name):
+    return table_name.removesuffix("s")
+
+
+def link_table_name(table, field):
+    return f"{singular(table.name)}_{field.name}"
+
+
+class Link(NamedTuple):
+    """Where a link table (article_accelerators...) comes from: a table and one of its `refs` fields."""
+
+    table: str
+    field: str
+
+
+class TagCounts(NamedTuple):
+    """A table of counts behind the tag facets of `table` (read by plugins/speed.py)."""
+
+    table: str
+    tags: list        # its tag columns: JSON arrays of distinct slugs, faceted
+    dimensions: list  # its other facet columns but dates, which have few values each
+
+
+def tag_counts(table):
+    facets = [f for f in table.columns if f.facet]
+    return TagCounts(table.name, [f.name for f in facets if f.kind == "list"],
+                     [f.name for f in facets if f.kind not in ("list", "date")])
+
+
+# Column order of every table, as load.py creates them.
+COLUMNS = {t.name: [f.name for f in t.columns] for t in TABLES + GENERATED}
+# Link tables by the table and `refs` field they come from.
+LINKS = {link_table_name(t, f): Link(t.name, f.name) for t in TABLES for f in t.fields if f.kind == "refs"}
+COLUMNS.update({link: [singular(table), singular(TABLES_BY_NAME[table].field(field).ref)]
+                for link, (table, field) in LINKS.items()})
+# Rows per tag and per combination of the other facet values, by table name: a
+# faceted page filtered on those values counts its tags here, not row by row.
+TAG_COUNTS = {f"{t.name}_tag_counts": tag_counts(t) for t in TABLES if any(f.facet and f.kind == "list" for f in t.columns)}
+COLUMNS.update({name: ["tag_column", "tag", *counts.dimensions, "rows"] for name, counts in TAG_COUNTS.items()})
+# What transform.file_tables writes of each table: its columns, then its `refs`
+# fields as JSON arrays of distinct sorted slugs, from which load.py fills the link tables.
+REFS = {t.name: t.refs for t in TABLES}
+STAGED = {name: COLUMNS[name] + REFS.get(name, []) for name in [t.name for t in TABLES] + ["citations"]}
+
+
+def staged_record(name):
+    """The record of one staged row of `name`: its STAGED columns by name, None where not given.
+
+    A tuple too, so rows go to SQLite's executemany as they are.
+    """
+    class_name = "".join(part.title() for part in name.split("_")) + "Row"
+    return namedtuple(class_name, STAGED[name], defaults=(None,) * len(STAGED[name]), module=__name__)
+
+
+# {table: record type of its staged rows}. Each is also a name of this module:
+# staged rows are pickled (for the cache and from worker processes), and pickle
+# finds a class by its module and name.
+STAGED_ROWS = {name: staged_record(name) for name in STAGED}
+globals().update({record.__name__: record for record in STAGED_ROWS.values()})
+LIST_COLUMNS = {t.name: t.list_columns for t in TABLES}
+UNITS = {t.name: t.units for t in TABLES}
+# {table: {column: unit}} of every column stored in a unit.
+COLUMN_UNITS = {t.name: {f.name: f.unit for f in t.columns if f.unit}
+                for t in TABLES + GENERATED if any(f.unit for f in t.columns)}

@@ -20,7 +20,7 @@ from datasette.app import Datasette
 from datasette.inspect import inspect_hash
 
 from .build import inspect_path
-from .metadata import full_metadata
+from .metadata import DATABASE_FILE, full_metadata
 from .site import DEFAULT_SITE_URL, site_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +29,7 @@ PLUGINS_DIR = ROOT / "plugins"
 TEMPLATES_DIR = ROOT / "templates"
 STATIC_DIR = ROOT / "static"
 STATIC_MOUNT = "assets"             # served at /assets/
-DEFAULT_DB = ROOT / "computekb.db"
+DEFAULT_DB = ROOT / DATABASE_FILE
 
 SETTINGS = {
     "sql_time_limit_ms": 1000,      # a runaway query is stopped, not queued

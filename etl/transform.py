@@ -8,7 +8,7 @@ Most of it depends on one row alone and is done file by file (`file_tables`:
 cached with the file and run by the processes that read it). Three columns
 depend on rows of other files: an article's translation, an accelerator's FP4
 formats and a citation's default kind. `cross_file_columns` fills them once
-every file is staged (see load.Stage).
+every file is staged (see load.StagingDatabase).
 """
 
 import json
@@ -18,7 +18,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from . import sizing
-from .schema import GENERATED, TABLES, TABLES_BY_NAME, TIERS
+from .schema import LIST_COLUMNS, REFS, STAGED_ROWS, TABLES, TABLES_BY_NAME, TIERS, UNITS
 
 DERIVED_LABEL_LENGTH = 90
 DERIVED_MARK = " [label derived from summary]"
@@ -34,47 +34,6 @@ CAPABILITY_FAMILIES = {"native_fp8": "fp8", "native_fp4": "fp4"}
 # What a throughput figure in the FP4 family says of the format when no format claim names it.
 FP4_NOT_STATED = "fp4"
 
-
-def singular(table_name):
-    return table_name.removesuffix("s")
-
-
-def link_table_name(table, field):
-    return f"{singular(table.name)}_{field.name}"
-
-
-# Column order of every table, as load.py creates them.
-COLUMNS = {t.name: [f.name for f in t.columns] for t in TABLES + GENERATED}
-# Link tables (article_accelerators...) by the table and `refs` field they come from.
-LINKS = {link_table_name(t, f): (t.name, f.name) for t in TABLES for f in t.fields if f.kind == "refs"}
-COLUMNS.update({link: [singular(table), singular(TABLES_BY_NAME[table].field(field).ref)]
-                for link, (table, field) in LINKS.items()})
-
-
-class TagCounts(NamedTuple):
-    """A table of counts behind the tag facets of `table` (read by plugins/facets.py)."""
-
-    table: str
-    tags: list        # its tag columns: JSON arrays of distinct slugs, faceted
-    dimensions: list  # its other facet columns but dates, which have few values each
-
-
-def tag_counts(table):
-    facets = [f for f in table.columns if f.facet]
-    return TagCounts(table.name, [f.name for f in facets if f.kind == "list"],
-                     [f.name for f in facets if f.kind not in ("list", "date")])
-
-
-# Rows per tag and per combination of the other facet values, by table name: a
-# faceted page filtered on those values counts its tags here, not row by row.
-TAG_COUNTS = {f"{t.name}_tag_counts": tag_counts(t) for t in TABLES if any(f.facet and f.kind == "list" for f in t.columns)}
-COLUMNS.update({name: ["tag_column", "tag", *counts.dimensions, "rows"] for name, counts in TAG_COUNTS.items()})
-# What file_tables writes of each table: its columns, then its `refs` fields as
-# JSON arrays of distinct sorted slugs, from which load.py fills the link tables.
-REFS = {t.name: [f.name for f in t.fields if f.kind == "refs"] for t in TABLES}
-STAGED = {name: COLUMNS[name] + REFS.get(name, []) for name in [t.name for t in TABLES] + ["citations"]}
-LIST_COLUMNS = {t.name: [f.name for f in t.columns if f.kind == "list"] for t in TABLES}
-UNITS = {t.name: {f.name: f.unit for f in t.fields + t.derived} for t in TABLES}
 
 # Lists become JSON arrays, always written this way: json.dumps(value, ensure_ascii=False),
 # without building a new encoder for every value as json.dumps does with that option.
@@ -155,21 +114,23 @@ def citation_slug(table, row, field):
     return f"{dashed(table)}-{row}{separator}{dashed(field)}"
 
 
-def citation_row(c):
-    """The citations row of one citation; `kind` stays None when the data does not give it."""
-    value = c.value if isinstance(c.value, (int, float)) else None
-    row = {
-        "slug": citation_slug(c.table, c.row, c.field),
-        "table_name": c.table, "row_slug": c.row, "field": c.field,
-        "value": value, "as_written": None if c.as_written is None else str(c.as_written),
-        "unit": UNITS[c.table][c.field], "source": c.source, "kind": c.kind, "scope": c.scope, "note": c.note,
-    }
-    return tuple(map(row.get, COLUMNS["citations"]))
+CitationsRow = STAGED_ROWS["citations"]
 
+
+def citation_row(c):
+    """The citations row of one citation; `kind` stays None when the data does not give it,
+    `tier` until `cross_file_columns`."""
+    return CitationsRow(
+        slug=citation_slug(c.table, c.row, c.field),
+        table_name=c.table, row_slug=c.row, field=c.field,
+        value=c.value if isinstance(c.value, (int, float)) else None,
+        as_written=None if c.as_written is None else str(c.as_written),
+        unit=UNITS[c.table][c.field], source=c.source, kind=c.kind, scope=c.scope, note=c.note,
+    )
 
 
 def file_tables(rows, citations):
-    """{table: [row tuples as STAGED]}: what one file's rows add to every table,
+    """{table: [its STAGED_ROWS records]}: what one file's rows add to every table,
     citations included. The columns that depend on other files are None until
     `cross_file_columns`."""
     tables = defaultdict(list)
@@ -182,7 +143,8 @@ def file_tables(rows, citations):
         for name in LIST_COLUMNS[row.table]:
             if values.get(name) is not None:
                 values[name] = to_json(values[name])
-        tables[row.table].append(tuple(map(values.get, STAGED[row.table])))
+        record = STAGED_ROWS[row.table]
+        tables[row.table].append(record._make(map(values.get, record._fields)))
     if citations:
         tables["citations"] = [citation_row(c) for c in citations]
     return dict(tables)
@@ -190,14 +152,14 @@ def file_tables(rows, citations):
 
 def translations(articles):
     """(slug, translation) for articles whose translation key has exactly one
-    version in another language; `articles` gives (translation_key, slug,
-    language), grouped by key."""
-    for _, group in groupby(articles, key=itemgetter(0)):
+    version in another language; `articles` gives records of translation_key,
+    slug and language, grouped by key."""
+    for _, group in groupby(articles, key=itemgetter("translation_key")):
         versions = list(group)
-        for _, slug, language in versions:
-            others = [other for _, other, other_language in versions if other_language != language]
+        for version in versions:
+            others = [other["slug"] for other in versions if other["language"] != version["language"]]
             if len(others) == 1:
-                yield slug, others[0]
+                yield version["slug"], others[0]
 
 
 class Claim(NamedTuple):
@@ -209,12 +171,12 @@ class Claim(NamedTuple):
 
 
 def format_claims(format_support, throughput):
-    """Claims from format_support rows (accelerator, format, supported) and throughput rows
+    """Claims from format_support records (accelerator, format, supported) and throughput records
     (accelerator, precision): a cited peak figure in a precision states hardware for it."""
-    for accelerator, fmt, supported in format_support:
-        yield Claim(accelerator, fmt, supported is None or bool(supported))
-    for accelerator, precision in throughput:
-        yield Claim(accelerator, precision, True)
+    for row in format_support:
+        yield Claim(row["accelerator"], row["format"], row["supported"] is None or bool(row["supported"]))
+    for row in throughput:
+        yield Claim(row["accelerator"], row["precision"], True)
 
 
 def fp4_formats(accelerators, claims, family):
@@ -246,18 +208,27 @@ def capability(accelerators, claims, family, precision_family):
         yield slug, "yes" if True in said[slug] else "no" if said[slug] else "unknown"
 
 
-def tier_range(citations, tier_of, accelerator_of):
-    """(accelerator, (strongest, weakest) tier) over the sources of its values, throughput and format claims.
+class TierRange(NamedTuple):
+    """The most and the least authoritative tier among the sources of one accelerator."""
 
-    `citations` gives (table, row slug, source); `accelerator_of` maps a
-    throughput or format_support slug to its accelerator."""
+    accelerator: str
+    strongest: str
+    weakest: str
+
+
+def tier_range(citations, tier_of, accelerator_of):
+    """The TierRange of each accelerator over the sources of its values, throughput and format claims.
+
+    `citations` gives records of table_name, row_slug and source; `accelerator_of`
+    maps a (table, slug) of throughput or format_support to its accelerator."""
     ranks = defaultdict(set)
-    for table, row, source in citations:
+    for citation in citations:
+        table, row, source = citation["table_name"], citation["row_slug"], citation["source"]
         accelerator = row if table == "accelerators" else accelerator_of.get((table, row))
         if accelerator is not None and source in tier_of:
             ranks[accelerator].add(TIERS.index(tier_of[source]))
     for accelerator, found in ranks.items():
-        yield accelerator, (TIERS[min(found)], TIERS[max(found)])
+        yield TierRange(accelerator, TIERS[min(found)], TIERS[max(found)])
 
 
 def default_citation_kind(tier, article):
@@ -282,42 +253,51 @@ CHECKPOINT_COLUMNS = ("slug", "model") + tuple(f"{group}_{part}" for group in si
                                                for part in ("format", "bits"))
 
 
+class CheckpointColumns(NamedTuple):
+    """The derived columns of one checkpoint."""
+
+    slug: str
+    bits: str       # JSON
+    formats: str    # JSON
+    size_gb: float  # computed
+
+
 def checkpoint_columns(checkpoints, models, number_formats):
-    """(slug, bits JSON, formats JSON, computed size in GB) of every checkpoint."""
-    format_bits = {slug: effective if effective is not None else bits for slug, effective, bits in number_formats}
-    counts = {slug: sizing.parameters(sizing.Architecture.from_row(json.loads(architecture)))
-              for slug, architecture in models}
-    for row in checkpoints:
-        checkpoint = dict(zip(CHECKPOINT_COLUMNS, row))
+    """The CheckpointColumns of every checkpoint, from records of CHECKPOINT_COLUMNS, of
+    models (slug, architecture) and of number_formats (slug, effective_bits, bits)."""
+    format_bits = {f["slug"]: f["effective_bits"] if f["effective_bits"] is not None else f["bits"] for f in number_formats}
+    counts = {model["slug"]: sizing.parameters(sizing.Architecture.from_row(json.loads(model["architecture"])))
+              for model in models}
+    for checkpoint in checkpoints:
         bits = checkpoint_bits(checkpoint, format_bits)
         formats = sorted({checkpoint[f"{g}_format"] for g in sizing.TENSOR_GROUPS[:-1]} - {None})
         size = sizing.checkpoint_bytes(counts[checkpoint["model"]], sizing.Checkpoint(**bits)) / 1e9
-        yield checkpoint["slug"], to_json(bits), to_json(formats), round(size, 3)
+        yield CheckpointColumns(checkpoint["slug"], to_json(bits), to_json(formats), round(size, 3))
 
 
 def cross_file_columns(stage):
-    """Set the columns that depend on rows of other files, once every file is staged."""
+    """Set the columns that depend on rows of other files, once every file is staged in `stage` (a load.StagingDatabase)."""
     articles = stage.select("articles", ("translation_key", "slug", "language"), order_by=("translation_key", "slug"))
-    stage.set_column("articles", "translation", translations(row for row in articles if row[0]))
+    stage.set_column("articles", "translation", translations(row for row in articles if row["translation_key"]))
     columns = list(checkpoint_columns(stage.select("checkpoints", CHECKPOINT_COLUMNS),
                                       stage.select("models", ("slug", "architecture")),
                                       list(stage.select("number_formats", ("slug", "effective_bits", "bits")))))
-    for index, column in ((1, "bits"), (2, "formats"), (3, "size_gb")):
-        stage.set_column("checkpoints", column, ((row[0], row[index]) for row in columns))
-    accelerators = [slug for (slug,) in stage.select("accelerators", ("slug",))]
-    family = dict(stage.select("number_formats", ("slug", "family")))
+    for column in ("bits", "formats", "size_gb"):
+        stage.set_column("checkpoints", column, ((row.slug, getattr(row, column)) for row in columns))
+    accelerators = [row["slug"] for row in stage.select("accelerators", ("slug",))]
+    family = {row["slug"]: row["family"] for row in stage.select("number_formats", ("slug", "family"))}
     claims = list(format_claims(stage.select("format_support", ("accelerator", "format", "supported")),
                                 stage.select("throughput", ("accelerator", "precision"))))
     stage.set_column("accelerators", "fp4_formats", fp4_formats(accelerators, claims, family))
     for column, precision_family in CAPABILITY_FAMILIES.items():
         stage.set_column("accelerators", column, capability(accelerators, claims, family, precision_family))
     sources = list(stage.select("sources", ("slug", "tier", "article")))
-    tier_of = {slug: tier for slug, tier, _ in sources}
-    accelerator_of = {(table, slug): accelerator for table in ("throughput", "format_support")
-                      for slug, accelerator in stage.select(table, ("slug", "accelerator"))}
+    tier_of = {source["slug"]: source["tier"] for source in sources}
+    accelerator_of = {(table, row["slug"]): row["accelerator"] for table in ("throughput", "format_support")
+                      for row in stage.select(table, ("slug", "accelerator"))}
     ranges = list(tier_range(stage.select("citations", ("table_name", "row_slug", "source")), tier_of, accelerator_of))
-    stage.set_column("accelerators", "strongest_tier", ((slug, strongest) for slug, (strongest, _) in ranges))
-    stage.set_column("accelerators", "weakest_tier", ((slug, weakest) for slug, (_, weakest) in ranges))
-    stage.set_column("citations", "tier", ((slug, tier) for slug, tier, _ in sources), key="source")
-    kinds = ((slug, default_citation_kind(tier, article)) for slug, tier, article in sources)
+    stage.set_column("accelerators", "strongest_tier", ((r.accelerator, r.strongest) for r in ranges))
+    stage.set_column("accelerators", "weakest_tier", ((r.accelerator, r.weakest) for r in ranges))
+    stage.set_column("citations", "tier", ((source["slug"], source["tier"]) for source in sources), key="source")
+    kinds = ((source["slug"], default_citation_kind(source["tier"], source["article"])) for source in sources)
     stage.set_column("citations", "kind", kinds, key="source", only_null=True)

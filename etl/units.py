@@ -5,9 +5,8 @@ for accelerators (FLOPS, OPS) and money. Each currency is its own dimension, so
 "1999 EUR" can never be converted into a USD column.
 """
 
-from functools import lru_cache
-
 import re
+from functools import lru_cache
 
 import pint
 

@@ -8,17 +8,17 @@ claims, each linked to its citation row.
 """
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from datasette import hookimpl
 from datasette.utils import tilde_encode, urlsafe_components
 from markupsafe import Markup, escape
 
 from etl.load import DENSE_PRECISIONS
+from etl.metadata import DATABASE
 from etl.schema import AUTHORED
 from etl.site import site_url
 
-DATABASE = "computekb"
 CITED_TABLES = ("accelerators", "articles")
 BIBTEX_SPECIALS = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
                    "$": r"\$", "#": r"\#", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
@@ -33,7 +33,7 @@ def markdown_escape(text):
 
 
 def today_utc():
-    return datetime.now(timezone.utc).date().isoformat()
+    return datetime.now(UTC).date().isoformat()
 
 
 def citation_texts(site, table, slug, label, permalink, release, accessed):

@@ -16,9 +16,9 @@ from datasette.utils.asgi import Response
 from rapidfuzz import fuzz, process
 
 from etl.load import DENSE_PRECISIONS
+from etl.metadata import DATABASE
 from etl.schema import AUTHORED, ENGINES, TABLES_BY_NAME
 
-DATABASE = "computekb"
 MIN_IDS, MAX_IDS = 2, 8
 MAX_IDS_CHARS = 800            # refused before any work: longer than 8 real slugs can be
 NOT_SPECS = {"slug", "name", "source", "note"}   # identity and provenance, shown elsewhere

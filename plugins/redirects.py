@@ -17,7 +17,8 @@ from datasette import hookimpl
 from datasette.utils import tilde_encode
 from datasette.utils.asgi import NotFound, Response
 
-DATABASE = "computekb"
+from etl.metadata import DATABASE
+
 LEGACY = re.compile(rf"^/{DATABASE}/(throughput|citations)/([a-z0-9-]+)(\.\w+)?$")
 CITATION = re.compile(r"^throughput-(.+)-tflops$")  # a throughput citation's slug: table, row, field
 

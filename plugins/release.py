@@ -7,9 +7,9 @@ what the data holds rather than a claim about it.
 
 from datasette import hookimpl
 
+from etl.metadata import DATABASE
 from etl.schema import TIERS
 
-DATABASE = "computekb"
 TIER_ORDER = "CASE tier " + " ".join(f"WHEN '{tier}' THEN {i}" for i, tier in enumerate(TIERS)) + " END"
 
 

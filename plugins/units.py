@@ -25,12 +25,9 @@ from markupsafe import Markup
 from etl import speedups
 from etl.metadata import DATABASE, DISPLAY_UNITS
 from etl.query_args import Filter, as_filter
-from etl.schema import GENERATED, TABLES
+from etl.schema import COLUMN_UNITS
 from etl.units import REGISTRY, UnitError, to_unit
 
-# {table: {column: unit}} of every column stored in a unit.
-COLUMN_UNITS = {t.name: {f.name: f.unit for f in t.columns if f.unit}
-                for t in TABLES + GENERATED if any(f.unit for f in t.columns)}
 # Lookups that compare the column with one number.
 NUMBER_LOOKUPS = {"exact", "not", "gt", "gte", "lt", "lte"}
 # Lookups that compare it with a comma-separated list of numbers.

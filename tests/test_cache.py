@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from etl import build, cache, read
-from etl.build import build_database, check
+from etl.build import build_database, validate_data
 from etl.cli import cli
 from etl.problems import DataError
 from etl.serve import ROOT
@@ -49,8 +49,8 @@ class Counting:
 
     def __init__(self, monkeypatch):
         self.paths = []
-        original = build.read_and_validate
-        monkeypatch.setattr(build, "read_and_validate", lambda item: self.paths.append(item[0]) or original(item))
+        original = build.read_validate_transform
+        monkeypatch.setattr(build, "read_validate_transform", lambda item: self.paths.append(item[0]) or original(item))
 
 
 def test_cached_build_gives_the_same_rows_as_a_fresh_one(tmp_path, monkeypatch):
@@ -119,7 +119,7 @@ def test_parallel_reading_gives_the_same_rows_and_problems(synthetic, tmp_path, 
     first, last = articles[0], articles[-1]
     last.write_text(first.read_text())                      # a duplicate slug, far apart
     (data / "articles" / "zz.yml").write_text("articles: [\n")
-    assert [str(p) for p in check(data, workers=1)[2]] == [str(p) for p in check(data, workers=2)[2]]
+    assert [str(p) for p in validate_data(data, workers=1).problems] == [str(p) for p in validate_data(data, workers=2).problems]
 
 
 def test_the_c_composer_reads_the_same_as_the_safe_one():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from etl.build import build_database, check
+from etl.build import build_database, validate_data
 from etl.cli import cli, is_stale
 from etl.problems import DataError
 
@@ -85,7 +85,7 @@ def test_broken_file_is_reported_with_path_line_and_field(good):
             source: vendor-page
             memory_bandwidth_gbs: 4.8 GB
         """})
-    problems = [str(p) for p in check(good)[2]]
+    problems = [str(p) for p in validate_data(good).problems]
     assert len(problems) == 1
     assert problems[0].endswith("bad.yml:10: memory_bandwidth_gbs: '4.8 GB' is in GB, which cannot be converted to GB/s")
 
@@ -110,7 +110,7 @@ def test_validate_reports_every_problem_and_exits_1(good):
 
 def test_number_without_citation_is_an_error(good):
     write(good, {"specs/acme-x1.yml": ACCELERATOR.replace("    source: vendor-page\n", "")})
-    problems = check(good)[2]
+    problems = validate_data(good).problems
     assert {p.field for p in problems} == {"memory_gb", "memory_bandwidth_gbs", "tdp_w"}
     assert all("without a citation" in p.message for p in problems)
 
@@ -190,7 +190,7 @@ def test_a_source_whose_title_is_not_known_is_labelled_by_its_address(good, tmp_
 
 def test_duplicate_slug_across_files_names_both(good):
     write(good, {"specs/copy.yml": ACCELERATOR})
-    problems = [str(p) for p in check(good)[2]]
+    problems = [str(p) for p in validate_data(good).problems]
     assert len(problems) == 1
     assert "duplicate accelerators slug 'acme-x1'" in problems[0] and "first defined at" in problems[0]
 

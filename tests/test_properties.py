@@ -1,5 +1,5 @@
 """Property-based tests of the reader and validator: whatever the files hold,
-`check` returns (it never raises) and every problem it reports is located.
+`validate_data` returns (it never raises) and every problem it reports is located.
 
 Inputs are arbitrary bytes and text, YAML documents built from the schema's own
 table and field names (so they reach validation), and mutations of the real
@@ -12,19 +12,19 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings, strategies as st
-from pydantic import (BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StringConstraints,
-                      ValidationError, create_model)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StringConstraints, ValidationError, create_model
 
 from etl import validate
-
-from etl.build import build_database, check
+from etl.build import build_database, validate_data
 from etl.read import data_files
-from etl.schema import SLUG_PATTERN, TABLES, TABLES_BY_NAME, Field as SchemaField
+from etl.schema import SLUG_PATTERN, TABLES, TABLES_BY_NAME
+from etl.schema import Field as SchemaField
 
 from conftest import DATA
 
@@ -61,8 +61,8 @@ def assert_located(problems, data_dir):
 
 
 def check_then_build(data_dir):
-    """check() must return; when it finds nothing, the build must succeed."""
-    problems = check(data_dir)[2]
+    """validate_data() must return; when it finds nothing, the build must succeed."""
+    problems = validate_data(data_dir).problems
     assert_located(problems, data_dir)
     if not problems:
         build_database(data_dir, Path(data_dir).parent / "kb.db", cache=False)
@@ -186,9 +186,9 @@ def reference_model(table):
             return Annotated[float, BeforeValidator(validate._quantity(field.unit)), Field(gt=0, allow_inf_nan=False)]
         return annotations[field.kind]
 
-    fields = {f.name: (annotation(f), ...) if f.required else (Optional[annotation(f)], None) for f in table.fields}
+    fields = {f.name: (annotation(f), ...) if f.required else (annotation(f) | None, None) for f in table.fields}
     if table.slug_from:
-        fields["slug"] = (Optional[slug], None)
+        fields["slug"] = (slug | None, None)
     return create_model(f"{table.name}_reference", __config__=ConfigDict(extra="forbid"), **fields)
 
 

@@ -6,8 +6,7 @@ import sqlite3
 import sqlite_utils
 
 from etl.load import FTS_TOKENIZER, index_columns, is_indexed, primary_key
-from etl.schema import GENERATED, TABLES, TABLES_BY_NAME
-from etl.transform import COLUMNS, LINKS, TAG_COUNTS
+from etl.schema import COLUMNS, GENERATED, LINKS, TABLES, TABLES_BY_NAME, TAG_COUNTS
 
 COLUMN_TYPES = {"int": int, "bool": int, "number": float, "quantity": float}
 

@@ -12,7 +12,7 @@ import shutil
 import pytest
 import yaml
 
-from etl.build import build_database, check
+from etl.build import build_database, validate_data
 
 from conftest import DATA, serving
 
@@ -68,7 +68,7 @@ def payload_data(tmp_path_factory):
                                  "data:text/html,<script>x</script>"])
 def test_a_script_url_is_refused_by_validation(payload_data, url):
     write(payload_data, payload_files(url))
-    problems = [p for p in check(payload_data)[2] if p.path.endswith("sources/zz-xss.yml")]
+    problems = [p for p in validate_data(payload_data).problems if p.path.endswith("sources/zz-xss.yml")]
     assert [p.field for p in problems] == ["url"]
 
 
