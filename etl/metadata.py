@@ -1,6 +1,6 @@
 """Datasette metadata: the hand-written metadata.yml plus what schema.py defines.
 
-Column descriptions, units, facets, sortable and label columns are generated
+Column descriptions, facets, sortable and label columns are generated
 from the field definitions, so they are never kept twice by hand. Anything set
 in metadata.yml for a table wins over the generated value.
 """
@@ -11,10 +11,9 @@ import yaml
 
 from .schema import GENERATED, TABLES
 from .transform import TAG_COUNTS, link_table_name, singular
-from .units import DEFINITIONS
 
 DATABASE = "computekb"
-# pint units Datasette can show with a value; money stays a plain number
+# Units shown with their values (plugins/units.py); money stays a plain number
 # (pint would print 1999 USD as "1.999 kUSD").
 DISPLAY_UNITS = {"GB", "GB/s", "W", "TFLOPS"}
 SORTABLE_KINDS = {"slug", "ref", "int", "number", "quantity", "date", "text", "enum", "bool"}
@@ -27,7 +26,6 @@ def table_metadata(table):
         "description": table.description,
         "label_column": table.label,
         "columns": {f.name: describe(f) for f in columns},
-        "units": {f.name: f.unit for f in columns if f.unit in DISPLAY_UNITS},
         "sortable_columns": [f.name for f in columns if f.kind in SORTABLE_KINDS],
         "facets": [{"tags": f.name} if f.kind == "list" else f.name for f in columns if f.facet],
     }
@@ -77,7 +75,7 @@ def generated_metadata():
     tables = {t.name: table_metadata(t) for t in TABLES + GENERATED}
     tables.update(link_tables_metadata())
     tables.update(tag_counts_metadata())
-    return {"custom_units": list(DEFINITIONS[:4]), "databases": {DATABASE: {"tables": tables}}}
+    return {"databases": {DATABASE: {"tables": tables}}}
 
 
 def merge(base, override):

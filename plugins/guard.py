@@ -1,11 +1,10 @@
 """Request guard: a bad query string gets a 400 with a message, never a 500;
 only GET and HEAD are answered; every response carries security headers.
 
-Datasette 0.65 answers some bad query strings with HTTP 500. Filters on a
-column with a unit go through pint's expression evaluator (`?memory_gb__gt=abc`
-raises, `__in` always fails, and pint evaluates arithmetic on the event loop);
-`_through` and `_timelimit` are parsed without a check. Those are checked here
-before Datasette sees them. Any other 500 caused by the query string alone (the
+Datasette 0.65 answers some bad query strings with HTTP 500: `_through` and
+`_timelimit` are parsed without a check. Those are checked here before
+Datasette sees them (filters on a column with a unit are checked by
+plugins/units.py). Any other 500 caused by the query string alone (the
 same page without it works) becomes a 400 and is logged, and a row URL with too
 few keys a 404; any other 500 stays a 500, because that is a real server bug.
 """
@@ -15,19 +14,14 @@ import logging
 import re
 
 from datasette import hookimpl
-from datasette.filters import Filters
 from datasette.handle_exception import handle_exception as default_error_page
 from datasette.utils import tilde_decode, urlsafe_components
 from datasette.utils.asgi import Base400, Request
-from datasette.views.base import DatasetteError, ureg
-
-from etl.units import QUANTITY
+from datasette.views.base import DatasetteError
 
 log = logging.getLogger("computekb.guard")
 
 READ_METHODS = {"GET", "HEAD"}
-LOOKUPS = {key for key, _, _ in Filters([]).lookups()}
-LIST_LOOKUPS = {"in", "notin"}  # Datasette hands them a number on a unit column: they cannot work
 
 # Datasette's own templates use inline scripts and styles, so 'unsafe-inline'
 # stays; data is kept inert by escaping (tests/test_xss_browser.py). vega (charts
@@ -53,32 +47,6 @@ SECURITY_HEADERS = {
 }
 
 
-def unit_filter_error(key, value, units):
-    """Why Datasette's unit conversion would fail on this filter, or None."""
-    column, lookup = key.rsplit("__", 1) if "__" in key else (key, "exact")
-    if column not in units or lookup not in LOOKUPS or not value.strip():
-        return None
-    unit = units[column]
-    if lookup in LIST_LOOKUPS:
-        return f"{key}: the {lookup} filter does not work on {column}, a column in {unit}; use __gte and __lte"
-    message = f"{key}={value!r}: expected a number (in {unit}) or a number and a unit, e.g. {column}__gt=10 {unit}"
-    if not (is_number(value) or QUANTITY.match(value)):  # keeps pint's arithmetic away from requests
-        return message
-    try:
-        Filters([], units, ureg).convert_unit(column, value)
-    except Exception as error:  # pint raises many kinds: undefined unit, wrong dimension, syntax
-        return f"{message} ({error})"
-    return None
-
-
-def is_number(text):
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def through_error(value):
     try:
         through = json.loads(value)
@@ -90,33 +58,15 @@ def through_error(value):
     return None
 
 
-def table_units(datasette, path):
-    """Units of the table a table-page path shows (empty for any other page)."""
-    parts = path.strip("/").split("/")
-    if len(parts) != 2 or parts[0] not in datasette.databases:
-        return {}
-    name = tilde_decode(parts[1])
-    for table in (name, name.rsplit(".", 1)[0]):  # `accelerators` or `accelerators.json`
-        units = datasette.table_metadata(parts[0], table).get("units")
-        if units:
-            return units
-    return {}
-
-
 def query_error(datasette, request):
     """Why this query string would make Datasette answer 500, or None."""
     args = request.args
-    units = table_units(datasette, request.path)
     for key in args:
         for value in args.getlist(key):
             if key == "_through" and (message := through_error(value)):
                 return message
             if key == "_timelimit" and not value.isdigit():
                 return f"_timelimit={value!r}: expected a whole number of milliseconds"
-            # Datasette's rule for which arguments are filters
-            if units and not (key.startswith("_") and "__" not in key):
-                if message := unit_filter_error(key, value, units):
-                    return message
     return None
 
 

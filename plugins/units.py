@@ -1,102 +1,155 @@
-"""Values with a unit, shown exactly as Datasette shows them ("3.35 TB/s"), for less.
+"""Columns with a unit: values shown with it ("3.35 TB/s"), filters that accept one
+(`?memory_bandwidth_gbs__gt=3TB/s`).
 
-Datasette 0.65 formats each cell of a column with a unit by parsing the unit
-with pint, multiplying and calling `to_compact()`: about 0.3 ms per cell, the
-largest cost of an accelerator's row page, and 8 cells per accelerator on a
-table page. Most of that work depends on the unit alone (parsing it, finding
-its base units and the SI prefixes), so here it is done once per unit, and the
-two conversions that depend on the value are left to pint, as `to_compact()`
-does them (datasette/vendored/pint/facets/plain/qto.py). The results are also
-cached per (value, unit): a column's values repeat (80 GB, 700 W), and the data
-is immutable while served. tests/test_fast_paths.py compares the output with
-Datasette's own code.
+The unit of each column is the schema's (etl/schema.py), read with the
+project's own pint registry (etl/units.py): nothing here depends on the `units`
+of Datasette's metadata, which Datasette 1.0 no longer has.
+
+Datasette reads every `column__lookup=value` argument as one of its filters
+and compares the column with the value as written. A value with a unit must
+therefore be a number in the column's unit by the time Datasette sees the
+request: the ASGI wrapper rewrites `3TB/s` into `3000` on a GB/s column. A
+value that is neither a number nor a quantity of the column's dimension is
+left as written, and `filters_from_request` answers the page with a 400 that
+says what was expected (Datasette's own error page, HTML or JSON).
 """
 
-import bisect
-import math
-from functools import lru_cache
+from functools import cache, lru_cache
+from urllib.parse import parse_qsl, urlencode
 
 from datasette import hookimpl
-from datasette.vendored.pint.util import infer_base_unit
-from datasette.views.base import ureg
+from datasette.filters import FilterArguments
+from datasette.utils.asgi import BadRequest
 from markupsafe import Markup
 
+from etl import speedups
+from etl.metadata import DATABASE, DISPLAY_UNITS
+from etl.query_args import Filter, as_filter
+from etl.schema import GENERATED, TABLES
+from etl.units import REGISTRY, UnitError, to_unit
 
-@lru_cache(maxsize=None)
-def unit_quantity(unit):
-    return ureg(unit)
-
-
-@lru_cache(maxsize=None)
-def si_prefixes():
-    """(powers of ten, prefix names) of the registry's SI prefixes, sorted, as to_compact() lists them."""
-    prefixes = {}
-    for prefix in ureg._prefixes.values():
-        scale = prefix.converter.scale
-        if scale and int(math.log10(scale)) == math.log10(scale):
-            prefixes[int(math.log10(scale))] = prefix.name
-        elif not scale:
-            prefixes[0] = ""  # the empty prefix (scale 1 also lands here, as 10**0)
-    ordered = sorted(prefixes.items())
-    return [power for power, _ in ordered], [name for _, name in ordered]
+# {table: {column: unit}} of every column stored in a unit.
+COLUMN_UNITS = {t.name: {f.name: f.unit for f in t.columns if f.unit}
+                for t in TABLES + GENERATED if any(f.unit for f in t.columns)}
+# Lookups that compare the column with one number.
+NUMBER_LOOKUPS = {"exact", "not", "gt", "gte", "lt", "lte"}
+# Lookups that compare it with a comma-separated list of numbers.
+LIST_LOOKUPS = {"in", "notin"}
 
 
-@lru_cache(maxsize=None)
-def base_of(unit):
-    """The base units of `unit`, and which of them takes the prefix, with its power."""
-    base = infer_base_unit(unit_quantity(unit), registry=ureg)
-    units = list(base.items())
-    name, power = ([u for u in units if u[1] > 0] or units)[0]
-    return base, name, power
+@cache
+def unit_quantity(unit: str):
+    """One `unit`, parsed once."""
+    return REGISTRY.Quantity(1, unit)
 
 
-@lru_cache(maxsize=None)
-def prefixed(unit, exponent):
-    """The units `unit` is shown in when its base magnitude is about 10**exponent."""
-    base, name, _ = base_of(unit)
-    powers, names = si_prefixes()
-    index = bisect.bisect_left(powers, exponent)
-    return base.rename(name, names[index if index < len(names) else -1] + name)
+def with_unit(value: float, unit: str) -> Markup:
+    """`value` in `unit` with the SI prefix that suits it, as Datasette 0.65 showed it: "3.35&nbsp;TB/s"."""
+    # pint works in binary floating point: rounding keeps 3.35 from showing as 3.3500000000000005
+    quantity = round((value * unit_quantity(unit)).to_compact(), 6)
+    return Markup(f"{quantity:~P}".replace(" ", "&nbsp;"))
 
 
-def compact(value, unit):
-    """What Datasette 0.65 shows for `value` in a column of `unit` (datasette/views/table.py)."""
-    quantity = value * unit_quantity(unit)
-    magnitude = quantity.magnitude
-    if magnitude != 0 and not math.isnan(magnitude) and not math.isinf(magnitude):
-        base, _, power = base_of(unit)
-        scale = math.log10(abs(quantity.to(base).magnitude)) / float(power) / 3
-        exponent = (math.floor(scale) if power > 0 else math.ceil(scale)) * 3
-        quantity = quantity.to(prefixed(unit, exponent))
-    return Markup(f"{round(quantity, 6):~P}".replace(" ", "&nbsp;"))
+# A column's values repeat (80 GB, 700 W) and pint takes about 0.3 ms a value.
+# typed: pint shows 24 as "24 GB" and 24.0 as "24.0 GB".
+remembered_with_unit = lru_cache(maxsize=16384, typed=True)(with_unit)
 
 
-# typed: pint shows 24 as "24 GB" and 24.0 as "24.0 GB"
-cached_compact = lru_cache(maxsize=16384, typed=True)(compact)
+def shown_with_unit(value: float, unit: str) -> Markup:
+    # 0.0 and -0.0 are one cache key, but pint shows "-0.0 GB"; zero is quick anyway
+    if not speedups.enabled() or value == 0:
+        return with_unit(value, unit)
+    return remembered_with_unit(value, unit)
 
 
-def with_unit(value, unit):
-    if value == 0:  # 0.0 and -0.0 are one cache key, but pint shows "-0.0 GB"; zero is quick anyway
-        return compact(value, unit)
-    return cached_compact(value, unit)
+def is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
-def column_units(metadata):
-    """{(database, table, column): unit} from the served metadata, as Datasette reads it."""
-    return {(database, table, column): unit
-            for database, database_meta in (metadata.get("databases") or {}).items()
-            for table, table_meta in (database_meta.get("tables") or {}).items()
-            for column, unit in (table_meta.get("units") or {}).items()}
+def in_column_unit(text: str, unit: str) -> str:
+    """`text` as a number in `unit`: unchanged when it is a number already, else converted; UnitError if neither."""
+    if is_number(text):
+        return text
+    return repr(to_unit(text, unit))
+
+
+def converted(argument: Filter, unit: str) -> str:
+    """The value of a filter on a column in `unit`, as Datasette must see it; UnitError with a clear message if it cannot be."""
+    items = argument.value.split(",") if argument.lookup in LIST_LOOKUPS else [argument.value]
+    try:
+        return ",".join(in_column_unit(item, unit) for item in items)
+    except UnitError as error:
+        raise UnitError(f"{argument.key}={argument.value!r}: expected a number (in {unit}) or a number and a unit, "
+                        f"e.g. {argument.column}__gt=10 {unit}; {error}") from None
+
+
+def unit_filters(pairs, units: dict):
+    """The (filter, unit) of each argument in `pairs` that compares a column with a unit to numbers."""
+    for key, value in pairs:
+        argument = as_filter(key, value)
+        if (argument and argument.column in units and value.strip() and not value.startswith("[")
+                and argument.lookup in NUMBER_LOOKUPS | LIST_LOOKUPS):
+            yield argument, units[argument.column]
+
+
+def table_of(path: str) -> str | None:
+    """The table a path of the knowledge base's database shows (`/computekb/accelerators.json`), or None."""
+    parts = path.strip("/").split("/")
+    if len(parts) != 2 or parts[0] != DATABASE:
+        return None
+    return parts[1].rsplit(".", 1)[0]
+
+
+def with_values_in_column_units(query_string: str, units: dict) -> str:
+    """`query_string` with each convertible value of a unit filter as a number in its column's unit."""
+    pairs = parse_qsl(query_string, keep_blank_values=True)
+    changed = False
+    for argument, unit in unit_filters(pairs, units):
+        try:
+            value = converted(argument, unit)
+        except UnitError:
+            continue  # left as written: filters_from_request refuses it with the reason
+        if value != argument.value:
+            index = pairs.index((argument.key, argument.value))
+            pairs[index] = (argument.key, value)
+            changed = True
+    return urlencode(pairs) if changed else query_string
 
 
 @hookimpl
-def startup(datasette):
-    datasette._computekb_units = column_units(datasette.metadata())
+def asgi_wrapper(datasette):
+    def wrap(app):
+        async def in_column_units(scope, receive, send):
+            if scope["type"] == "http" and scope.get("query_string"):
+                units = COLUMN_UNITS.get(table_of(scope["path"]) or "")
+                if units:
+                    query = scope["query_string"].decode("latin-1")
+                    scope = dict(scope, query_string=with_values_in_column_units(query, units).encode("latin-1"))
+            await app(scope, receive, send)
+        return in_column_units
+    return wrap
 
 
 @hookimpl
-def render_cell(value, column, table, database, datasette):
-    unit = datasette._computekb_units.get((database, table, column))
-    if unit is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+def filters_from_request(request, database, table):
+    """Refuse a unit filter whose value could not be read as a quantity of its column."""
+    units = COLUMN_UNITS.get(table) if database == DATABASE else None
+    pairs = [(key, value) for key in request.args for value in request.args.getlist(key)]
+    for argument, unit in unit_filters(pairs, units or {}):
+        try:
+            converted(argument, unit)
+        except UnitError as error:
+            raise BadRequest(str(error)) from None
+    return FilterArguments([])
+
+
+@hookimpl
+def render_cell(value, column, table, database):
+    unit = COLUMN_UNITS.get(table, {}).get(column) if database == DATABASE else None
+    if unit not in DISPLAY_UNITS or isinstance(value, bool) or not isinstance(value, (int, float)):
         return None  # Datasette's own display
-    return with_unit(value, unit)
+    return shown_with_unit(value, unit)

@@ -12,6 +12,9 @@ from etl.build import build_database
 from etl.serve import ROOT, free_port, make_datasette, wait_until_up
 
 DATA = ROOT / "data"
+# A few made-up rows per table, for the tests of how things work: they hold the
+# cases those tests need whatever the real data holds.
+FIXTURE_DATA = Path(__file__).parent / "fixture" / "data"
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
 
@@ -22,6 +25,22 @@ def db_path(tmp_path_factory):
     path = tmp_path_factory.mktemp("db") / "computekb.db"
     build_database(DATA, path)
     return path
+
+
+@pytest.fixture(scope="session")
+def fixture_db(tmp_path_factory):
+    """The fixture data (tests/fixture/data), built once per test session."""
+    path = tmp_path_factory.mktemp("fixture") / "computekb.db"
+    build_database(FIXTURE_DATA, path)
+    return path
+
+
+@pytest.fixture(scope="session")
+async def fixture_client(fixture_db):
+    """A client of Datasette serving the fixture database as `computekb serve` would."""
+    datasette = make_datasette(fixture_db)
+    await datasette.invoke_startup()
+    return datasette.client
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,107 @@
+"""Deliberate bugs, applied one at a time: which does the test suite let through?
+
+    python bench/mutations.py               # every bug, the suite without browser tests
+    python bench/mutations.py --only atomic-rename --browser
+
+Each bug is a small text change to one file of the checkout. The file must have
+no uncommitted change; it is restored after the run whatever happens. The suite
+runs with `-x` (a caught bug stops at its first failing test) and the report
+gives, per bug, the first test that failed or SURVIVES. A bug whose text is no
+longer in its file (the code changed since) is reported as such, not run.
+"""
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Bug(NamedTuple):
+    name: str
+    path: str      # file of the checkout
+    before: str    # text found once in it
+    after: str     # what replaces it
+    what: str
+
+
+BUGS = [
+    Bug("citation-kind-check", "etl/validate.py",
+        "if kind is not None and kind not in CITATION_KINDS:", "if False:",
+        "a citation's kind is no longer checked against the schema's kinds"),
+    Bug("atomic-rename", "etl/build.py",
+        "os.replace(tmp_db, output)", "__import__('shutil').copyfile(tmp_db, output)",
+        "the new database is copied into the old file instead of renamed over it"),
+    Bug("facet-never-truncated", "plugins/speed.py",
+        "await self.count_query(column, size + 1)", "await self.count_query(column, size)",
+        "the tag-facet query asks for as many tags as it shows, so it is never marked truncated"),
+    Bug("what-fits-ignores-batch", "metadata.yml",
+        "cast(p.context as integer) as tokens, cast(p.batch as integer) as sequences,",
+        "cast(p.context as integer) as tokens, 1 as sequences,",
+        "what-fits sizes the KV cache for one sequence whatever the batch"),
+    Bug("vendor-pages-are-vendor-specs", "etl/transform.py",
+        '    if publisher in vendor_names:\n        return "vendor-spec"\n', "",
+        "a page published by a hardware vendor no longer counts as a vendor spec"),
+    Bug("derived-label-mark", "etl/transform.py",
+        'DERIVED_MARK = " [label derived from summary]"', 'DERIVED_MARK = ""',
+        "a label cut from the summary loses its mark"),
+]
+
+
+def uncommitted(path: str) -> bool:
+    status = subprocess.run(["git", "status", "--porcelain", "--", path], cwd=ROOT, capture_output=True, text=True)
+    return bool(status.stdout.strip())
+
+
+def first_failure(output: str) -> str:
+    for line in output.splitlines():
+        if line.startswith(("FAILED ", "ERROR ")):
+            return line.split(" - ")[0]
+    return output.strip().splitlines()[-1] if output.strip() else "no output"
+
+
+def run_suite(browser: bool) -> tuple[bool, str]:
+    """(passed, first failure or summary) of the suite on the checkout as it is."""
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-p", "no:cacheprovider"]
+    if not browser:
+        command += ["-m", "not browser"]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    return result.returncode == 0, first_failure(result.stdout + result.stderr)
+
+
+def try_bug(bug: Bug, browser: bool) -> str:
+    """What the suite says of `bug`: the test that caught it, SURVIVES, or why it was not run."""
+    path = ROOT / bug.path
+    original = path.read_text(encoding="utf-8")
+    if original.count(bug.before) != 1:
+        return f"not applied: its text is not found once in {bug.path}"
+    if uncommitted(bug.path):
+        return f"not applied: {bug.path} has uncommitted changes"
+    try:
+        path.write_text(original.replace(bug.before, bug.after), encoding="utf-8")
+        passed, detail = run_suite(browser)
+    finally:
+        path.write_text(original, encoding="utf-8")
+    return "SURVIVES (the suite passed)" if passed else f"caught: {detail}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", action="append", choices=[b.name for b in BUGS], help="Only this bug (repeatable).")
+    parser.add_argument("--browser", action="store_true", help="Run the browser tests too.")
+    args = parser.parse_args()
+    bugs = [b for b in BUGS if not args.only or b.name in args.only]
+    survivors = 0
+    for bug in bugs:
+        started = time.perf_counter()
+        verdict = try_bug(bug, args.browser)
+        survivors += verdict.startswith("SURVIVES")
+        print(f"{bug.name} ({bug.what}): {verdict} [{time.perf_counter() - started:.0f} s]", flush=True)
+    print(f"{survivors} of {len(bugs)} bugs survive")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""Datasette's rule for which query-string arguments of a table page are filters, in one place.
+
+Datasette takes an argument that starts with `_` and has no `__` as one of its
+own (`_sort`, `_search`, `_facet`...); any other is a filter `column__lookup`,
+and `column` alone means `column__exact`. The plugins that read filters
+(plugins/units.py, plugins/speed.py) share this module, as Datasette loads each
+plugin file on its own.
+"""
+
+from typing import NamedTuple
+
+
+class Filter(NamedTuple):
+    """One filter argument of a table page."""
+
+    key: str      # the argument as written: `memory_gb__gte`
+    column: str
+    lookup: str   # `exact`, `gt`, `in`...
+    value: str
+
+
+def is_datasette_argument(key: str) -> bool:
+    """Whether Datasette reads `key` as one of its own arguments rather than a filter."""
+    return key.startswith("_") and "__" not in key
+
+
+def as_filter(key: str, value: str) -> Filter | None:
+    """The filter an argument asks for, or None for one of Datasette's own arguments."""
+    if is_datasette_argument(key):
+        return None
+    column, lookup = key.rsplit("__", 1) if "__" in key else (key, "exact")
+    return Filter(key, column, lookup, value)

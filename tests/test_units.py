@@ -1,0 +1,80 @@
+"""Columns with a unit (plugins/units.py): shown with their unit, filtered with one, on the fixture database.
+
+The expected values are written out here from the fixture's YAML (tests/fixture/data):
+acme-x1 96 GB, 4.8 TB/s, 700 W; acme-x2 144 GB, 3.35 TB/s, 1.2 kW; beta-b1 24 GB, 900 GB/s, 350 W.
+"""
+
+import pytest
+
+TABLE = "/computekb/accelerators"
+
+
+async def slugs(client, query):
+    response = await client.get(f"{TABLE}.json?_shape=array&_col=slug&_size=max&{query}")
+    assert response.status_code == 200, response.text
+    return sorted(row["slug"] for row in response.json())
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("memory_bandwidth_gbs__gt=3TB/s", ["acme-x1", "acme-x2"]),
+    ("memory_bandwidth_gbs__gt=3 TB/s", ["acme-x1", "acme-x2"]),
+    ("memory_bandwidth_gbs__gt=3000", ["acme-x1", "acme-x2"]),
+    ("memory_bandwidth_gbs__gt=3.4 TB/s", ["acme-x1"]),
+    ("memory_bandwidth_gbs__lt=1 TB/s", ["beta-b1"]),
+    ("memory_bandwidth_gbs=4.8 TB/s", ["acme-x1"]),
+    ("memory_bandwidth_gbs__not=4800 GB/s", ["acme-x2", "beta-b1"]),
+    ("tdp_w__gte=1 kW", ["acme-x2"]),
+    ("tdp_w__lte=0.7kW", ["acme-x1", "beta-b1"]),
+    ("memory_gb__in=96,24", ["acme-x1", "beta-b1"]),
+    ("memory_gb__in=0.096 TB,144 GB", ["acme-x1", "acme-x2"]),
+    ("memory_gb__notin=24 GB", ["acme-x1", "acme-x2"]),
+    ("memory_gb__gte=96 GB&memory_bandwidth_gbs__lt=4 TB/s", ["acme-x2"]),
+])
+async def test_unit_filters_convert_into_the_column_unit(fixture_client, query, expected):
+    assert await slugs(fixture_client, query) == expected
+
+
+@pytest.mark.parametrize("query, message", [
+    ("memory_gb__gt=abc", "memory_gb__gt='abc': expected a number (in GB)"),
+    ("memory_gb__gt=3TB/s", "cannot be converted to GB"),
+    ("memory_bandwidth_gbs__lt=4.8 GB", "cannot be converted to GB/s"),
+    ("memory_gb__gt=9**9**9", "memory_gb__gt='9**9**9'"),
+    ("memory_gb__gt=80 zorks", "unknown unit"),
+    ("memory_gb__in=80,lots", "memory_gb__in='80,lots'"),
+    ("tdp_w__notin=700 GB", "cannot be converted to W"),
+])
+async def test_a_unit_filter_that_cannot_be_read_gets_400_with_the_reason(fixture_client, query, message):
+    response = await fixture_client.get(f"{TABLE}.json?{query}")
+    assert response.status_code == 400, response.text
+    assert message in response.json()["error"]
+    page = await fixture_client.get(f"{TABLE}?{query}")
+    assert page.status_code == 400 and query.split("=")[0] in page.text
+
+
+async def test_other_lookups_on_a_unit_column_are_left_to_datasette(fixture_client):
+    assert await slugs(fixture_client, "memory_gb__isnull=1") == []
+    assert await slugs(fixture_client, "memory_gb__notnull=1") == ["acme-x1", "acme-x2", "beta-b1"]
+
+
+async def test_a_unit_filter_on_another_database_is_left_alone(fixture_client):
+    # the same column name in a query string of a page that is not a table of the knowledge base
+    response = await fixture_client.get("/-/versions.json?memory_gb__gt=abc")
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("slug, shown", [
+    # stored as REAL: pint shows 96.0 as "96.0 GB", as Datasette 0.65 did
+    ("acme-x1", ["96.0&nbsp;GB", "4.8&nbsp;TB/s", "700.0&nbsp;W"]),
+    ("acme-x2", ["144.0&nbsp;GB", "3.35&nbsp;TB/s", "1.2&nbsp;kW"]),
+    ("beta-b1", ["24.0&nbsp;GB", "900.0&nbsp;GB/s", "350.0&nbsp;W"]),
+])
+async def test_values_are_shown_with_their_unit(fixture_client, slug, shown):
+    row_page = (await fixture_client.get(f"{TABLE}/{slug}")).text
+    table_page = (await fixture_client.get(f"{TABLE}?slug={slug}")).text
+    for text in shown:
+        assert text in row_page and text in table_page, text
+
+
+async def test_a_unit_column_keeps_its_plain_number_in_json(fixture_client):
+    rows = (await fixture_client.get(f"{TABLE}.json?_shape=array&slug=acme-x2")).json()
+    assert rows[0]["memory_bandwidth_gbs"] == 3350 and rows[0]["tdp_w"] == 1200
