@@ -19,6 +19,7 @@ NUMERIC_KINDS = {"int", "number", "quantity"}
 
 SOURCE_KINDS = ("vendor-datasheet", "vendor-page", "vendor-blog", "spec", "press",
                 "article", "benchmark", "documentation", "paper", "listing")
+SOURCE_TIERS = ("vendor-primary", "vendor-secondary", "independent-measurement", "third-party", "aggregator")
 CITATION_KINDS = ("vendor-spec", "third-party", "derived", "measured", "article-claim")
 # Authority of a source, most to least (docs/DATA.md, "Methodology"). No value may
 # cite an aggregator: it may appear in notes only.
@@ -108,6 +109,7 @@ TABLES = (
         Field("published", "date", "Publication date stated by the page, if any."),
         Field("retrieved", "date", "Date the page was read for this knowledge base.", required=True),
         Field("article", "ref", "The catalogued article this source is, if any.", ref="articles"),
+        Field("tier", "enum", "Authority of the source.", choices=SOURCE_TIERS, facet=True),
         note(),
     ), label="label", sort_desc="retrieved", one_of=("title", "url"), derived=(
         Field("label", "text", "Display label: the title, or the page's address (marked as such) when its title is not known."),
@@ -288,23 +290,70 @@ TABLES = (
         source(), note(),
     ), cited=True, sort="price_per_hour",
         derived=(Field("price_per_gpu_hour", "number", "price_per_hour / gpu_count, in `currency`."),)),
-    Table("models", "LLMs the articles discuss, with the figures memory math needs.", (
+    Table("models", "LLMs the articles discuss, with what their config files state: the figures sizing needs.", (
         slug(), Field("name", "text", "Model name.", required=True),
         Field("organization", "text", "Who released it.", facet=True),
-        Field("total_params_b", "number", "Total parameters, in billions."),
-        Field("active_params_b", "number", "Parameters active per token (MoE), in billions."),
-        Field("layers", "int", "Transformer layers.", minimum=1),
+        Field("total_params_b", "number", "Total parameters as the maker states them, in billions (computed_params_b is computed from the config)."),
+        Field("active_params_b", "number", "Parameters active per token as the maker states them (MoE), in billions."),
+        Field("layers", "int", "Transformer layers (num_hidden_layers).", minimum=1),
+        Field("hidden_size", "int", "Width of the residual stream (hidden_size).", minimum=1),
         Field("attention_heads", "int", "Query heads per layer.", minimum=1),
         Field("kv_heads", "int", "Key/value heads per layer.", minimum=1),
-        Field("head_dim", "int", "Dimension of one attention head.", minimum=1),
+        Field("head_dim", "int", "Dimension of one attention head, as the config states it (not always hidden / heads).", minimum=1),
+        Field("intermediate_size", "int", "Width of a dense FFN layer (gated: gate, up, down).", minimum=1),
+        Field("vocab_size", "int", "Vocabulary size (rows of the embedding and output head).", minimum=1),
+        Field("tied_embeddings", "bool", "Whether the output head shares the embedding matrix."),
         Field("attention", "enum", "Attention kind.", choices=("mha", "gqa", "mqa", "mla", "hybrid"), facet=True),
+        Field("experts", "int", "MoE: routed experts per MoE layer.", minimum=1),
+        Field("experts_per_token", "int", "MoE: routed experts each token is sent to.", minimum=1),
+        Field("shared_experts", "int", "MoE: experts every token goes through.", minimum=0),
+        Field("moe_intermediate_size", "int", "MoE: width of one expert's FFN.", minimum=1),
+        Field("dense_layers", "int", "MoE: layers with a dense FFN instead of experts.", minimum=0),
+        Field("q_lora_rank", "int", "MLA: rank of the compressed query.", minimum=1),
         Field("kv_lora_rank", "int", "MLA: dimension of the compressed KV latent.", minimum=1),
         Field("qk_rope_head_dim", "int", "MLA: dimension of the decoupled RoPE key.", minimum=1),
+        Field("qk_nope_head_dim", "int", "MLA: query/key dimension per head without RoPE.", minimum=1),
+        Field("v_head_dim", "int", "MLA: value dimension per head.", minimum=1),
         Field("sliding_window", "int", "Window of sliding-window layers, in tokens.", minimum=1),
         Field("full_attention_layers", "int", "Layers that attend over the full context (hybrid and sliding-window models).", minimum=0),
+        Field("full_attention_kv_heads", "int", "KV heads of the full-attention layers, where they differ from kv_heads.", minimum=1),
+        Field("full_attention_head_dim", "int", "Head dimension of the full-attention layers, where it differs from head_dim.", minimum=1),
+        Field("full_attention_kv_shared", "bool", "Full-attention layers cache one tensor per head (keys equal values)."),
+        Field("vision_params_b", "number", "Parameters of the vision tower loaded with the model, in billions."),
         Field("max_context", "int", "Maximum context, in tokens.", minimum=1),
         source(), note(),
-    ), label="name", cited=True, sort_desc="total_params_b"),
+    ), label="name", cited=True, sort_desc="computed_params_b", derived=(
+        Field("computed_params_b", "number", "Total parameters computed from the config fields (etl/sizing.py), in billions."),
+        Field("computed_active_params_b", "number", "Parameters one token reads, computed from the config fields: all but the embedding table, the vision tower and the experts it is not routed to."),
+        Field("architecture", "text", "The config fields as one JSON object, the argument of the sizing SQL functions."),
+    )),
+    Table("checkpoints", "Weights as shipped: the format and effective bits of each tensor group.", (
+        slug(), Field("model", "ref", "The model these weights are of.", required=True, ref="models", facet=True),
+        Field("name", "text", "Name of the checkpoint as its publisher gives it.", required=True),
+        Field("publisher", "text", "Who publishes the checkpoint.", facet=True),
+        Field("quantization", "text", "Quantization method or file type (GPTQ, AWQ, GGUF Q4_K_M...).", facet=True),
+        Field("group_size", "int", "Weights sharing one scale (group- or block-quantized formats).", minimum=1),
+        *(field for group, label in (("experts", "MoE experts (routed and shared)"), ("attention", "attention projections"),
+                                      ("dense_ffn", "dense FFN layers"), ("embedding", "the embedding matrix"),
+                                      ("output_head", "the output head"))
+          for field in (Field(f"{group}_format", "ref", f"Number format of {label}.", ref="number_formats"),
+                        Field(f"{group}_bits", "number", f"Effective bits per weight of {label}, scales included "
+                                                        "(when it differs from the format's effective bits)."))),
+        Field("stated_size_gb", "quantity", "Size of the checkpoint as its publisher states it.", unit="GB"),
+        source(), note(),
+    ), label="name", cited=True, derived=(
+        Field("bits", "text", "Effective bits of each tensor group (JSON), from the fields or the formats' effective bits."),
+        Field("formats", "list", "Number formats the checkpoint computes in (JSON array), for native support."),
+        Field("size_gb", "number", "Size computed from the model's parameters and the bits of each group, in GB."),
+    )),
+    Table("runtime_memory", "Device memory as the runtime sees it (what nvidia-smi or the driver reports), where it differs from the marketing figure.", (
+        Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
+        Field("memory_mib", "int", "Total memory the driver exposes, in MiB (2^20 bytes).", required=True, minimum=1),
+        source(), note(),
+    ), slug_from=("accelerator",), cited=True, derived=(
+        slug("Derived: the accelerator's slug."),
+        Field("memory_gb", "number", "memory_mib in decimal GB."),
+    )),
 )
 
 # Tables the build makes; data files cannot write them.

@@ -17,6 +17,7 @@ from itertools import groupby
 from operator import itemgetter
 from typing import NamedTuple
 
+from . import sizing
 from .schema import GENERATED, TABLES, TABLES_BY_NAME, TIERS
 
 DERIVED_LABEL_LENGTH = 90
@@ -110,7 +111,28 @@ def add_price_per_gpu_hour(offer):
     offer["price_per_gpu_hour"] = round(offer["price_per_hour"] / offer["gpu_count"], 6)
 
 
-ROW_COLUMNS = {"sources": add_source_columns, "articles": add_article_columns, "cloud_offers": add_price_per_gpu_hour}
+def add_model_parameters(model):
+    """Parameter counts computed from the config fields, and those fields as
+    the JSON argument of the sizing SQL functions."""
+    architecture = sizing.Architecture.from_row(model)
+    counts = sizing.parameters(architecture)
+    model["computed_params_b"] = round(counts.total / 1e9, 4)
+    model["computed_active_params_b"] = round(sizing.active_parameters(architecture, counts) / 1e9, 4)
+    model["architecture"] = to_json(architecture_fields(model))
+
+
+def architecture_fields(model):
+    names = [f.name for f in TABLES_BY_NAME["models"].fields if f.name in ARCHITECTURE_FIELDS]
+    return {name: model[name] for name in names if model.get(name) is not None}
+
+
+def add_memory_gb(row):
+    row["memory_gb"] = round(row["memory_mib"] * sizing.MIB / 1e9, 3)
+
+
+ROW_COLUMNS = {"sources": add_source_columns, "articles": add_article_columns, "cloud_offers": add_price_per_gpu_hour,
+               "models": add_model_parameters, "runtime_memory": add_memory_gb}
+ARCHITECTURE_FIELDS = {f for f in sizing.Architecture.__dataclass_fields__} | {"vision_params_b"}
 
 
 def citation_row(c):
@@ -226,10 +248,42 @@ def default_citation_kind(tier, article):
     return CITATION_KIND_BY_TIER[tier]
 
 
+def checkpoint_bits(checkpoint, format_bits):
+    """Effective bits of each tensor group: the checkpoint's own figure, else its format's."""
+    bits = {}
+    for group in sizing.TENSOR_GROUPS[:-1]:
+        given, fmt = checkpoint[f"{group}_bits"], checkpoint[f"{group}_format"]
+        bits[group] = given if given is not None else format_bits.get(fmt)
+    bits["other"] = sizing.OTHER_BITS
+    return bits
+
+
+CHECKPOINT_COLUMNS = ("slug", "model") + tuple(f"{group}_{part}" for group in sizing.TENSOR_GROUPS[:-1]
+                                               for part in ("format", "bits"))
+
+
+def checkpoint_columns(checkpoints, models, number_formats):
+    """(slug, bits JSON, formats JSON, computed size in GB) of every checkpoint."""
+    format_bits = {slug: effective if effective is not None else bits for slug, effective, bits in number_formats}
+    counts = {slug: sizing.parameters(sizing.Architecture.from_row(json.loads(architecture)))
+              for slug, architecture in models}
+    for row in checkpoints:
+        checkpoint = dict(zip(CHECKPOINT_COLUMNS, row))
+        bits = checkpoint_bits(checkpoint, format_bits)
+        formats = sorted({checkpoint[f"{g}_format"] for g in sizing.TENSOR_GROUPS[:-1]} - {None})
+        size = sizing.checkpoint_bytes(counts[checkpoint["model"]], sizing.Checkpoint(**bits)) / 1e9
+        yield checkpoint["slug"], to_json(bits), to_json(formats), round(size, 3)
+
+
 def cross_file_columns(stage):
     """Set the columns that depend on rows of other files, once every file is staged."""
     articles = stage.select("articles", ("translation_key", "slug", "language"), order_by=("translation_key", "slug"))
     stage.set_column("articles", "translation", translations(row for row in articles if row[0]))
+    columns = list(checkpoint_columns(stage.select("checkpoints", CHECKPOINT_COLUMNS),
+                                      stage.select("models", ("slug", "architecture")),
+                                      list(stage.select("number_formats", ("slug", "effective_bits", "bits")))))
+    for index, column in ((1, "bits"), (2, "formats"), (3, "size_gb")):
+        stage.set_column("checkpoints", column, ((row[0], row[index]) for row in columns))
     accelerators = [slug for (slug,) in stage.select("accelerators", ("slug",))]
     family = dict(stage.select("number_formats", ("slug", "family")))
     claims = list(format_claims(stage.select("format_support", ("accelerator", "format", "supported")),

@@ -12,6 +12,7 @@ from functools import cache, lru_cache
 
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
+from . import sizing
 from .problems import Problem
 from .schema import (
     CITATION_KINDS,
@@ -209,9 +210,36 @@ def validate_record(record):
         return None, [], problems + [Problem(record.path, record.line, table.one_of[0], f"give at least one of: {given}")]
     if table.slug_from and not clean.get("slug"):
         clean["slug"] = "-".join(clean[name] for name in table.slug_from)
+    if record.table in ROW_CHECKS:
+        found = [Problem(record.path, record.line_of(field), field, message)
+                 for field, message in ROW_CHECKS[record.table](clean)]
+        if found:
+            return None, [], problems + found
     row = Row(record.table, clean, record.path, record.line, record.data.lines)
     citations, more = citations_of(row, values, cited) if table.cited else ([], [])
     return row, citations, problems + more
+
+
+def model_problems(model):
+    """A model the sizing cannot use: each field its attention and FFN need that it leaves empty."""
+    for name in sizing.missing_fields(model):
+        yield name, f"required to size this model (attention {model.get('attention')!r}); see docs/LLM_MATH.md"
+    if model.get("experts") and model.get("experts_per_token") and model["experts_per_token"] > model["experts"]:
+        yield "experts_per_token", f"{model['experts_per_token']} exceeds the {model['experts']} experts"
+    layers = model.get("layers")
+    for name in ("full_attention_layers", "dense_layers"):
+        if layers and model.get(name) is not None and model[name] > layers:
+            yield name, f"{model[name]} exceeds the {layers} layers"
+
+
+def checkpoint_problems(checkpoint):
+    """Every tensor group needs its bits: a format (its effective bits) or a figure."""
+    for group in sizing.TENSOR_GROUPS[:-1]:
+        if checkpoint.get(f"{group}_format") is None and checkpoint.get(f"{group}_bits") is None:
+            yield f"{group}_format", f"give {group}_format or {group}_bits (the bits of {group.replace('_', ' ')} weights)"
+
+
+ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems}
 
 
 def citations_of(row, written, cited):

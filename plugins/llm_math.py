@@ -1,29 +1,30 @@
-"""LLM memory and speed math as SQL functions (see docs/LLM_MATH.md).
+"""LLM sizing as SQL functions, and the parameter checks of the canned queries.
 
-Each function is tiny and pure so it can be tested by importing this module;
-`prepare_connection` registers them on every Datasette connection. GB are
-decimal (10^9 bytes), like every GB column of the database.
+The math is `etl/sizing.py` (formulas in docs/LLM_MATH.md); this plugin makes
+it callable from SQL through Datasette's documented `prepare_connection` hook.
+A nonsensical argument raises ValueError, which sqlite reports as a query
+error: Datasette answers it with HTTP 400 (sqlite's own text, "user-defined
+function raised exception"). The canned queries never let a bad value reach a
+function: a magic parameter (the documented `register_magic_parameters`
+hook), bound before the query runs, checks the request's parameters and
+raises sqlite3.OperationalError with every problem in one message, which
+Datasette shows as the query's error with a 400, the form kept.
 
 NULL in gives NULL out: a model with an unknown figure yields an unknown
-answer, never a made-up one. A nonsensical argument raises ValueError. sqlite
-only reports "user-defined function raised exception" for that, so the SQL
-wrapper remembers the message and `startup` makes Datasette show it instead.
-
-`raise_error(message)` lets a canned query refuse its parameters the same way:
-Datasette answers HTTP 400 with the message (`asgi_wrapper` does it for CSV).
+answer, never a made-up one. GB are decimal (10^9 bytes).
 """
 
-import contextvars
 import functools
 import inspect
+import json
 import math
 import sqlite3
-import threading
+from dataclasses import dataclass
+from pathlib import Path
 
 from datasette import hookimpl
 
-GENERIC_ERROR = "user-defined function raised exception"
-BYTES_PER_GB = 1e9
+from etl import sizing
 
 # Effective bits per stored value. Plain formats store their element bits;
 # block-scaled formats add one shared scale per block: element bits
@@ -34,9 +35,8 @@ ELEMENT_BITS = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "fp8-e4m3": 8,
 BLOCK_SCALED = {  # slug: (element bits, block size, scale bits)
     "mxfp8": (8, 32, 8), "mxfp6": (6, 32, 8), "mxfp4": (4, 32, 8), "nvfp4": (4, 16, 8),
 }
-
-_failure = threading.local()  # error of the last failing call, per SQL thread
-_refusal = contextvars.ContextVar("refusal", default=None)  # message of raise_error in this request
+MAX_TP = 8          # the layouts proposed stay within one 8-GPU node for tensor parallelism
+REFUSALS = "computekb.refusals"  # key of the ASGI scope where a CSV request collects refusals
 
 
 def nullable(fn):
@@ -68,6 +68,15 @@ def number(name, value, positive=False):
     return value
 
 
+def whole(name, value, minimum=1):
+    value = number(name, value)
+    if value != int(value) or value < minimum:
+        raise ValueError(f"{name} must be a whole number of at least {minimum}, got {value:g}")
+    return int(value)
+
+
+# The simple formulas, for any SQL query
+
 @nullable
 def weights_gb(params_b, bits_per_weight):
     """Weight memory: billions of parameters × bits per weight / 8, in GB."""
@@ -88,90 +97,160 @@ def bits_per_weight(format_slug):
                      "(the number_formats table has effective_bits for more)")
 
 
-def cached_values_gb(layers, values_per_token, tokens, batch, bytes_per_value):
-    """layers × values cached per token and layer × tokens × batch × bytes, in GB."""
-    return layers * values_per_token * tokens * batch * bytes_per_value / BYTES_PER_GB
+def cache_architecture(layers, **attention):
+    """An architecture with only what the KV cache depends on (the rest cannot matter)."""
+    return sizing.Architecture(layers=whole("layers", layers), hidden_size=1, attention_heads=1, vocab_size=1,
+                               **attention)
+
+
+def cache_gb(architecture, tokens, batch, bytes_per_value):
+    bits = number("bytes_per_value", bytes_per_value, positive=True) * 8
+    return sizing.kv_bytes(architecture, number("tokens", tokens), number("batch", batch), bits) / sizing.GB
 
 
 @nullable
 def kv_cache_gb(layers, kv_heads, head_dim, tokens, batch, bytes_per_value):
     """MHA/GQA/MQA: one key and one value vector per KV head, layer and token."""
-    kv_values = 2 * number("kv_heads", kv_heads, positive=True) * number("head_dim", head_dim, positive=True)
-    return cached_values_gb(number("layers", layers, positive=True), kv_values, number("tokens", tokens),
-                            number("batch", batch), number("bytes_per_value", bytes_per_value, positive=True))
+    architecture = cache_architecture(layers, kv_heads=number("kv_heads", kv_heads, positive=True),
+                                      head_dim=number("head_dim", head_dim, positive=True))
+    return cache_gb(architecture, tokens, batch, bytes_per_value)
 
 
 @nullable
 def kv_cache_mla_gb(layers, latent_dim, rope_dim, tokens, batch, bytes_per_value):
     """MLA (DeepSeek-V2/V3): one compressed latent plus the decoupled RoPE key per token and layer."""
-    values = number("latent_dim", latent_dim, positive=True) + number("rope_dim", rope_dim)
-    return cached_values_gb(number("layers", layers, positive=True), values, number("tokens", tokens),
-                            number("batch", batch), number("bytes_per_value", bytes_per_value, positive=True))
+    architecture = cache_architecture(layers, attention="mla", kv_lora_rank=number("latent_dim", latent_dim, positive=True),
+                                      qk_rope_head_dim=number("rope_dim", rope_dim))
+    return cache_gb(architecture, tokens, batch, bytes_per_value)
 
 
 @nullable
 def kv_cache_swa_gb(layers, full_layers, kv_heads, head_dim, tokens, window, batch, bytes_per_value):
-    """Sliding-window models: full-attention layers cache every token, the
-    others at most `window` tokens."""
-    layers, full_layers = number("layers", layers, positive=True), number("full_layers", full_layers)
+    """Sliding-window models: full-attention layers cache every token, the others at most `window` tokens."""
+    layers, full_layers = whole("layers", layers), number("full_layers", full_layers)
     if full_layers > layers:
         raise ValueError(f"full_layers ({full_layers:g}) cannot exceed layers ({layers:g})")
-    tokens, window = number("tokens", tokens), number("window", window, positive=True)
-    kv_values = 2 * number("kv_heads", kv_heads, positive=True) * number("head_dim", head_dim, positive=True)
-    cached_tokens = full_layers * tokens + (layers - full_layers) * min(tokens, window)
-    return cached_values_gb(1, kv_values, cached_tokens, number("batch", batch),
-                            number("bytes_per_value", bytes_per_value, positive=True))
+    architecture = cache_architecture(layers, attention="hybrid", kv_heads=number("kv_heads", kv_heads, positive=True),
+                                      head_dim=number("head_dim", head_dim, positive=True), full_attention_layers=full_layers,
+                                      sliding_window=number("window", window, positive=True))
+    return cache_gb(architecture, tokens, batch, bytes_per_value)
 
 
 @nullable
 def decode_tokens_per_s(bandwidth_gbs, gb_read_per_token):
-    """Memory-bound decode ceiling: every token reads its weights and KV cache once."""
+    """Memory-bound decode ceiling: every step reads its weights and KV cache once."""
     return number("bandwidth_gbs", bandwidth_gbs) / number("gb_read_per_token", gb_read_per_token, positive=True)
 
 
 @nullable
-def accelerators_needed(required_gb, memory_gb, usable_fraction):
-    """Devices needed to hold `required_gb` when each can use `usable_fraction` of its memory."""
-    usable_fraction = number("usable_fraction", usable_fraction, positive=True)
-    if usable_fraction > 1:
-        raise ValueError(f"usable_fraction must be in (0, 1], got {usable_fraction:g}")
-    ratio = number("required_gb", required_gb) / (number("memory_gb", memory_gb, positive=True) * usable_fraction)
-    # 22.8 / (24 × 0.95) is 1.0000000000000002 in floating point: round before
-    # ceil so an exact fit is not counted as one more device.
-    return math.ceil(round(ratio, 9))
+def expected_experts(experts, experts_per_token, batch):
+    """Distinct experts of one MoE layer a decode step of `batch` tokens reads (uniform routing)."""
+    experts = whole("experts", experts)
+    per_token = whole("experts_per_token", experts_per_token)
+    if per_token > experts:
+        raise ValueError(f"experts_per_token ({per_token}) cannot exceed experts ({experts})")
+    return sizing.expected_distinct_experts(experts, per_token, whole("batch", batch))
 
 
-FUNCTIONS = (weights_gb, bits_per_weight, kv_cache_gb, kv_cache_mla_gb, kv_cache_swa_gb,
-             decode_tokens_per_s, accelerators_needed)
+# Deployments: the models and checkpoints tables' JSON columns in, JSON or a number out
+
+@dataclass(frozen=True)
+class Question:
+    """The SQL arguments of a sizing function, read once."""
+
+    architecture: sizing.Architecture
+    checkpoint: sizing.Checkpoint
+    device: sizing.Device
+    workload: sizing.Workload
 
 
-class Refusal(sqlite3.OperationalError):
-    """A query stopped by raise_error: its parameters were refused."""
+def question(architecture, bits, memory_gb, bandwidth_gbs, context, batch, kv_bits, utilization):
+    if number("utilization", utilization, positive=True) > 1:
+        raise ValueError(f"utilization must be in (0, 1], got {utilization}")
+    return Question(sizing.Architecture.from_row(json.loads(architecture)), sizing.Checkpoint(**json.loads(bits)),
+                    sizing.Device(number("memory_gb", memory_gb, positive=True) * sizing.GB,
+                                  None if bandwidth_gbs is None else number("bandwidth_gbs", bandwidth_gbs)),
+                    sizing.Workload(whole("context", context), whole("batch", batch),
+                                    number("kv_bits", kv_bits, positive=True), float(utilization)))
 
 
-def raise_error(message):
-    """SQL `raise_error(message)`: stop the query with `message`; NULL stops nothing and gives 1.
-
-    A canned query passes `group_concat(error, '; ')` of what is wrong with its
-    parameters, NULL when nothing is. Datasette answers the failed query with
-    HTTP 400: its query page with the form and the message, or
-    {"ok": false, "error": message} in JSON.
-    """
-    if message is None:
-        return 1
-    _failure.error = Refusal(str(message))
-    raise ValueError(message)
+def layout_of(tp, pp):
+    return sizing.Layout(whole("tp", tp), whole("pp", pp))
 
 
-def reporting(fn):
-    """The SQL version of `fn`: remembers the message of a ValueError for `explain_errors`."""
-    def sql_function(*args):
-        try:
-            return fn(*args)
-        except ValueError as error:
-            _failure.error = sqlite3.OperationalError(f"{fn.__name__}(): {error}")
-            raise
-    return sql_function
+def answer(q: Question, sizing_result: sizing.Sizing | None, problem: str | None = None) -> str:
+    """The JSON object the queries read their columns from (GB rounded to 0.1 MB).
+
+    `kv_gb_per_sequence` is one sequence's whole cache (as on one device,
+    before any split or replication), the figure to compare with other tools."""
+    whole_cache = sizing.kv_bytes(q.architecture, q.workload.context, 1, q.workload.kv_bits)
+    if sizing_result is None:
+        return json.dumps({"fits": 0, "problem": problem, "kv_gb_per_sequence": round(whole_cache / sizing.GB, 4)})
+    s = sizing_result
+    return json.dumps({
+        "kv_gb_per_sequence": round(whole_cache / sizing.GB, 4),
+        "tp": s.layout.tp, "pp": s.layout.pp, "devices": s.layout.devices, "fits": int(s.fits),
+        "weights_gb": round(s.weights_bytes / sizing.GB, 4),
+        "weights_gb_per_device": round(s.weights_per_device / sizing.GB, 4),
+        "kv_gb_per_sequence_per_device": round(s.kv_per_sequence / sizing.GB, 4),
+        "kv_gb_per_device": round(s.kv_per_device / sizing.GB, 4),
+        "reserve_gb_per_device": round(s.reserve_per_device / sizing.GB, 4),
+        "needed_gb_per_device": round(s.needed_per_device / sizing.GB, 4),
+        "usable_gb_per_device": round(s.usable_per_device / sizing.GB, 4),
+        "tokens_per_s_per_sequence": s.tokens_per_s_per_sequence, "tokens_per_s": s.tokens_per_s,
+        "problem": problem,
+    })
+
+
+def llm_size(architecture, bits, memory_gb, bandwidth_gbs, context, batch, kv_bits, tp, pp, utilization):
+    """JSON: the deployment on `tp` × `pp` devices, or (tp NULL) the fitting
+    layout with the fewest devices. A layout the model cannot use is an
+    answer with the reason and the nearest valid layouts, not an error."""
+    if architecture is None or bits is None or memory_gb is None:
+        return None
+    q = question(architecture, bits, memory_gb, bandwidth_gbs, context, batch, kv_bits, utilization)
+    if tp is None:
+        found = sizing.smallest_layout(q.architecture, q.checkpoint, q.device, q.workload, MAX_TP)
+        return answer(q, found, None if found else f"does not fit with tensor parallelism up to {MAX_TP} "
+                                                "and any number of pipeline stages")
+    layout = layout_of(tp, 1 if pp is None else pp)
+    problem = sizing.layout_problem(q.architecture, layout)
+    if problem:
+        return answer(q, None, problem)
+    return answer(q, sizing.size(q.architecture, q.checkpoint, layout, q.device, q.workload))
+
+
+def llm_largest_batch(architecture, bits, memory_gb, context, kv_bits, tp, pp, utilization):
+    """The most sequences of `context` tokens that fit on `tp` × `pp` devices (NULL: not a valid layout)."""
+    if None in (architecture, bits, memory_gb):
+        return None
+    q = question(architecture, bits, memory_gb, None, context, 1, kv_bits, utilization)
+    layout = layout_of(tp, pp)
+    if sizing.layout_problem(q.architecture, layout):
+        return None
+    return sizing.largest_batch(q.architecture, q.checkpoint, layout, q.device, q.workload)
+
+
+def llm_longest_context(architecture, bits, memory_gb, batch, kv_bits, tp, pp, utilization, max_context):
+    """The most tokens per sequence, up to `max_context`, that fit with `batch`
+    sequences on `tp` × `pp` devices (NULL: not a valid layout)."""
+    if None in (architecture, bits, memory_gb, max_context):
+        return None
+    q = question(architecture, bits, memory_gb, None, 1, batch, kv_bits, utilization)
+    layout = layout_of(tp, pp)
+    if sizing.layout_problem(q.architecture, layout):
+        return None
+    return sizing.longest_context(q.architecture, q.checkpoint, layout, q.device, q.workload,
+                                  whole("max_context", max_context))
+
+
+def uniform_bits(bits):
+    """Checkpoint bits JSON for weights all in one format (a number format given instead of a checkpoint)."""
+    return None if bits is None else json.dumps(vars(sizing.Checkpoint.uniform(number("bits", bits, positive=True))))
+
+
+FUNCTIONS = (weights_gb, bits_per_weight, kv_cache_gb, kv_cache_mla_gb, kv_cache_swa_gb, decode_tokens_per_s,
+             expected_experts, llm_size, llm_largest_batch, llm_longest_context, uniform_bits)
 
 
 def arity(fn):
@@ -181,57 +260,163 @@ def arity(fn):
 @hookimpl
 def prepare_connection(conn):
     for fn in FUNCTIONS:
-        conn.create_function(fn.__name__, arity(fn), reporting(fn), deterministic=True)
-    conn.create_function("raise_error", 1, raise_error, deterministic=True)
+        conn.create_function(fn.__name__, arity(fn), fn, deterministic=True)
 
 
-def explain_errors(database):
-    """Replace sqlite's generic function error by the message the function gave.
+# Parameter checks of the canned queries
 
-    Datasette runs each query in a worker thread and shows str(error) with a
-    400; the failing function stored its error in that same thread, so the
-    wrapper around the threaded call can swap it in before Datasette sees it.
-    A refusal is also noted for the request, which `refusing` reads.
-    """
-    execute_fn = database.execute_fn
+class Lookup:
+    """Slugs the checks compare parameters with, read from the query's database."""
 
-    async def execute_fn_explained(fn):
-        def explained(conn):
-            _failure.error = None
-            try:
-                return fn(conn)
-            except sqlite3.OperationalError as error:
-                if str(error) == GENERIC_ERROR and _failure.error:
-                    raise _failure.error from error
-                raise
-        try:
-            return await execute_fn(explained)
-        except Refusal as refusal:
-            _refusal.set(str(refusal))
-            raise
+    def __init__(self, path):
+        self.conn = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
 
-    database.execute_fn = execute_fn_explained
+    def values(self, sql, *params):
+        return {row[0] for row in self.conn.execute(sql, params)}
+
+    def close(self):
+        self.conn.close()
+
+
+def given(args, name, default=""):
+    value = args.get(name, "").strip()
+    return value if value else default
+
+
+def whole_problem(name, value, required=True):
+    if value == "" and not required:
+        return None
+    if value == "" or not value.isascii() or not value.isdigit() or len(value) > 9 or int(value) < 1:
+        return f"{name} must be a whole number of at least 1, got {value!r}"
+    return None
+
+
+def fraction_problem(name, value):
+    try:
+        fraction = float(value)
+    except ValueError:
+        fraction = math.nan
+    if not value.isascii() or not 0 < fraction <= 1:
+        return f"{name} must be a number in (0, 1], got {value!r}"
+    return None
+
+
+def slug_problem(name, value, known, what):
+    if value in known:
+        return None
+    return (f"{name} is required: " if value == "" else f"{name} {value!r} is not ") + what
+
+
+FORMATS_WITH_BITS = "select slug from number_formats where coalesce(effective_bits, bits) is not null"
+
+
+def sizing_problems(args, lookup, numbers):
+    """Problems of a sizing query's parameters: the model, its weights
+    (a checkpoint of the model or one number format), the KV format and the
+    whole-number and fraction parameters named in `numbers`."""
+    model = given(args, "model")
+    problems = [slug_problem("model", model, lookup.values("select slug from models"), "a slug of the models table")]
+    checkpoint, weight_format = given(args, "checkpoint"), given(args, "weight_format")
+    if checkpoint:
+        known = lookup.values("select slug from checkpoints where model = ?", model)
+        problems.append(slug_problem("checkpoint", checkpoint, known, f"a checkpoint of model {model!r} "
+                                     "(a slug of the checkpoints table)"))
+        if weight_format:
+            problems.append("give checkpoint or weight_format, not both")
+    else:
+        problems.append(slug_problem("weight_format", weight_format, lookup.values(FORMATS_WITH_BITS),
+                                     "a slug of number_formats with known bits"))
+    problems.append(slug_problem("kv_format", given(args, "kv_format"), lookup.values(FORMATS_WITH_BITS),
+                                 "a slug of number_formats with known bits"))
+    for name, required, default in numbers:
+        if name == "usable_fraction":
+            problems.append(fraction_problem(name, given(args, name, default)))
+        else:
+            problems.append(whole_problem(name, given(args, name, default), required))
+    return problems
+
+
+CHECKS = {
+    "what-fits": lambda args, lookup: sizing_problems(args, lookup, (
+        ("context", True, ""), ("batch", True, "1"), ("tp", False, ""), ("pp", False, ""),
+        ("usable_fraction", True, "0.9"))),
+    "longest-context": lambda args, lookup: sizing_problems(args, lookup, (
+        ("batch", True, "1"), ("pp", True, "1"), ("usable_fraction", True, "0.9"))),
+    "largest-batch": lambda args, lookup: sizing_problems(args, lookup, (
+        ("context", True, ""), ("pp", True, "1"), ("usable_fraction", True, "0.9"))),
+    "cost-per-million-tokens": lambda args, lookup: [
+        slug_problem("model", given(args, "model"), lookup.values("select slug from models"), "a slug of the models table"),
+        slug_problem("weight_format", given(args, "weight_format"), lookup.values(FORMATS_WITH_BITS),
+                     "a slug of number_formats with known bits"),
+        whole_problem("batch", given(args, "batch", "1")),
+        fraction_problem("usable_fraction", given(args, "usable_fraction", "0.9"))],
+    "per-dollar-per-watt": lambda args, lookup: [device_class_problem(given(args, "device_class"), lookup)],
+    "articles-about": lambda args, lookup: [
+        slug_problem("accelerator", given(args, "accelerator"), lookup.values("select slug from accelerators"),
+                     "a slug of the accelerators table")],
+    "search-articles": lambda args, lookup: [None if search_words(args.get("q", "")) else "q is required: words to search for"],
+}
+ALWAYS_CHECKED = {"per-dollar-per-watt"}  # no parameter is required: an empty form is an answer
+
+
+def device_class_problem(device_class, lookup):
+    classes = sorted(lookup.values("select distinct device_class from accelerators"))
+    if device_class == "" or device_class in classes:
+        return None
+    return f"device_class {device_class!r} is not one of: {', '.join(classes)} (leave it empty for all)"
+
+
+def search_words(q):
+    """What the search query searches for: q cut at a NUL character (where FTS5 stops reading), whitespace trimmed."""
+    return q.split("\x00", 1)[0].strip()
+
+
+def check_parameters(query, request, database_path):
+    """1 when the query's parameters are fine, 0 for a blank form (every
+    parameter empty: the first visit answers no rows); raises
+    sqlite3.OperationalError with every problem otherwise."""
+    args = {name: request.args.get(name, "") for name in request.args}
+    if query not in ALWAYS_CHECKED and not any(value for value in args.values()):
+        return 0
+    lookup = Lookup(database_path)
+    try:
+        problems = [p for p in CHECKS[query](args, lookup) if p]
+    finally:
+        lookup.close()
+    if problems:
+        message = "; ".join(problems)
+        refusals = request.scope.get(REFUSALS)
+        if refusals is not None:
+            refusals.append(message)
+        raise sqlite3.OperationalError(message)
+    return 1
 
 
 @hookimpl
-def startup(datasette):
-    for database in datasette.databases.values():
-        explain_errors(database)
+def register_magic_parameters(datasette):
+    """`:_checked_<query>` (hyphens as underscores) in a canned query's SQL checks its parameters."""
+    def checked(key, request):
+        query = key.replace("_", "-")
+        if query not in CHECKS:
+            raise KeyError(key)
+        database = datasette.get_database(request.url_vars["database"])
+        return check_parameters(query, request, database.path)
+    return [("checked", checked)]
 
 
-def refusing(send):
+def refusing(send, refusals):
     """`send` for a CSV response: a refused query gets 400 and the message as
     plain text instead of the CSV (whatever type `_trace` asked for)."""
     refused = False
 
     async def send_or_refuse(event):
         nonlocal refused
-        if event["type"] == "http.response.start" and _refusal.get() is not None:
+        if event["type"] == "http.response.start" and refusals:
             refused = True
             headers = [(name, value) for name, value in event.get("headers", [])
                        if name.lower() not in (b"content-type", b"content-length")]
             await send(dict(event, status=400, headers=headers + [(b"content-type", b"text/plain; charset=utf-8")]))
-            await send({"type": "http.response.body", "body": (_refusal.get() + "\n").encode()})
+            await send({"type": "http.response.body", "body": (refusals[0] + "\n").encode()})
         elif not refused:  # the rest of Datasette's (empty) CSV
             await send(event)
     return send_or_refuse
@@ -240,15 +425,13 @@ def refusing(send):
 @hookimpl
 def asgi_wrapper():
     """Datasette 0.65 answers the CSV of a failed query with 200 and an empty
-    body; a refused canned query must say what is wrong, in CSV too."""
+    body; a refused canned query must say what is wrong, in CSV too. The
+    check records its message in a list this wrapper puts in the ASGI scope."""
     def wrap(app):
         async def csv_refusals(scope, receive, send):
-            if scope["type"] != "http":
+            if scope["type"] != "http" or not scope["path"].endswith(".csv"):
                 return await app(scope, receive, send)
-            token = _refusal.set(None)  # a request may run inside another (datasette.client)
-            try:
-                await app(scope, receive, refusing(send) if scope["path"].endswith(".csv") else send)
-            finally:
-                _refusal.reset(token)
+            refusals = []
+            await app(dict(scope, **{REFUSALS: refusals}), receive, refusing(send, refusals))
         return csv_refusals
     return wrap

@@ -30,6 +30,8 @@ LLAMA_70B_FP16 = {"model": "llama-3-1-70b", "weight_format": "fp16", "kv_format"
 # Realistic parameters for each query of this module (metadata.yml may hold others).
 EXAMPLES = {
     "what-fits": LLAMA_70B_FP16,
+    "longest-context": {"model": "llama-3-1-70b", "weight_format": "fp8", "kv_format": "fp8"},
+    "largest-batch": {"model": "llama-3-1-8b", "weight_format": "bf16", "kv_format": "fp16", "context": "8192"},
     "cost-per-million-tokens": {"model": "llama-3-1-70b", "weight_format": "fp8", "batch": "32"},
     "per-dollar-per-watt": {"device_class": ""},
     "articles-about": {"accelerator": "nvidia-h100-sxm"},
@@ -73,7 +75,10 @@ def test_every_query_has_a_title_a_description_and_its_parameters():
     for name in EXAMPLES:
         query = QUERIES[name]
         assert query["title"] and (query.get("description") or query.get("description_html")), name
-        assert set(re.findall(r":(\w+)", query["sql"])) == set(query["params"]), name
+        named = set(re.findall(r":(\w+)", query["sql"]))
+        # every parameter is named in the SQL, and the magic parameter that checks them
+        assert {n for n in named if not n.startswith("_")} == set(query["params"]), name
+        assert f"_checked_{name.replace('-', '_')}" in named, name
         assert set(EXAMPLES[name]) <= set(query["params"]), name
 
 
@@ -89,6 +94,20 @@ def test_no_rows_messages_name_only_parameters_of_their_query():
 
 # what-fits
 
+H100_EXPOSED_GB = 81559 * 2**20 / 1e9  # nvidia-smi's 81,559 MiB, as runtime_memory states it
+
+
+def devices(conn):
+    """Accelerators the sizing queries answer for: every one that runs models and has a memory figure."""
+    return {d["slug"]: d for d in conn.execute(
+        "select * from accelerators where device_class != 'dpu' "
+        "and coalesce(memory_gb, addressable_memory_gb) is not null")}
+
+
+def by_accelerator(rows):
+    return {row["accelerator"]: row for row in rows}
+
+
 async def test_llama_3_1_70b_at_128k_needs_42_9_gb_of_kv_cache_per_sequence(client, conn):
     model = conn.execute("select * from models where slug = 'llama-3-1-70b'").fetchone()
     # The hand-worked case: 2 × 80 layers × 8 KV heads × 128 × 131,072 tokens × 2 bytes = 42.95 GB
@@ -97,48 +116,97 @@ async def test_llama_3_1_70b_at_128k_needs_42_9_gb_of_kv_cache_per_sequence(clie
     assert rows
     for row in rows:
         assert row["kv_cache_gb_per_sequence"] == 42.9
-        assert row["kv_cache_gb"] == 42.9
-        assert row["weights_gb"] == round(model["total_params_b"] * 2, 1)  # FP16: 2 bytes a parameter
+        assert row["weights_gb"] == round(model["computed_params_b"] * 2, 1)  # FP16: 2 bytes a parameter
 
 
-async def test_what_fits_sizes_every_accelerator(client, conn):
-    model = conn.execute("select * from models where slug = 'llama-3-1-70b'").fetchone()
-    weights = model["total_params_b"] * 2
-    weights_read = (model["active_params_b"] or model["total_params_b"]) * 2
-    required = weights + 42.94967296
-    devices = {d["slug"]: d for d in conn.execute(
-        "select * from accelerators where device_class != 'dpu' "
-        "and coalesce(memory_gb, addressable_memory_gb) is not null")}
-    rows = await run(client, "what-fits", **LLAMA_70B_FP16, usable_fraction="0.9")
-    assert {r["accelerator"] for r in rows} == set(devices)
+async def test_what_fits_sizes_every_accelerator_with_the_memory_the_runtime_sees(client, conn):
+    rows = by_accelerator(await run(client, "what-fits", **LLAMA_70B_FP16))
+    assert set(rows) == set(devices(conn))
+    h100 = rows["nvidia-h100-sxm"]
+    assert (h100["memory_gb"], h100["memory_as_marketed"]) == (round(H100_EXPOSED_GB, 1), 0)
+    assert h100["usable_gb_per_device"] == round(H100_EXPOSED_GB * USABLE, 1)
+    marketed = [slug for slug, d in devices(conn).items() if slug not in
+                {r[0] for r in conn.execute("select accelerator from runtime_memory")}]
+    assert marketed and all(rows[slug]["memory_as_marketed"] == 1 for slug in marketed)
+
+
+async def test_llama_3_1_70b_fp16_on_h100_gets_a_tensor_parallel_layout_that_divides_64_heads(client):
+    # Per device at TP=2: 141.1 GB / 2 of weights + 42.9 GB / 2 of KV = 92 GB > 77.0 usable (85.52 GB × 0.9);
+    # at TP=4: 35.3 + 10.7 = 46 GB fits. 3 would not divide the 64 heads.
+    h100 = by_accelerator(await run(client, "what-fits", **LLAMA_70B_FP16))["nvidia-h100-sxm"]
+    assert (h100["tp"], h100["pp"], h100["devices_needed"], h100["fits"]) == (4, 1, 4, 1)
+    assert 64 % h100["tp"] == 0
+
+
+async def test_the_batch_counts(client):
+    # Batch 32: 32 × 42.95 GB of KV. At TP=8 and one stage that is 171.8 GB a device: too much, so the
+    # layout adds pipeline stages; at PP=3 the busiest stage holds 27 of the 80 layers:
+    # 171.8 × 27 / 80 = 58.0 GB of KV, + 141.1 / 8 × 27 / 80 + embedding ≈ 6.0 GB of weights, < 77.0 GB.
+    rows = by_accelerator(await run(client, "what-fits", **{**LLAMA_70B_FP16, "batch": "32"}))
+    h100 = rows["nvidia-h100-sxm"]
+    assert (h100["tp"], h100["pp"], h100["devices_needed"]) == (8, 3, 24)
+    assert h100["kv_cache_gb_per_device"] == round(42.94967296 * 32 / 8 * 27 / 80, 1)
+
+
+DEEPSEEK_128K_BATCH_8 = {"model": "deepseek-v3", "checkpoint": "deepseek-v3-fp8", "kv_format": "bf16",
+                         "context": "131072", "batch": "8"}
+
+
+async def test_deepseek_v3_fp8_at_128k_batch_8_does_not_fit_8_h200_with_tp_8(client, conn):
+    # The MLA latent is held whole on every rank: 61 layers × (512 + 64) × 131,072 tokens × 2 bytes
+    # = 9.21 GB per sequence, × 8 = 73.7 GB on each device, beside 671B / 8 FP8 weights (≥ 83.9 GB):
+    # more than the 141 GB × 0.9 = 126.9 GB a device may fill.
+    model = conn.execute("select * from models where slug = 'deepseek-v3'").fetchone()
+    assert (model["layers"], model["kv_lora_rank"], model["qk_rope_head_dim"]) == (61, 512, 64)
+    h200 = by_accelerator(await run(client, "what-fits", **DEEPSEEK_128K_BATCH_8, tp="8"))["nvidia-h200-sxm"]
+    assert (h200["tp"], h200["devices_needed"], h200["fits"]) == (8, 8, 0)
+    assert h200["kv_cache_gb_per_device"] == round(8 * 9.210691584, 1)
+    assert h200["needed_gb_per_device"] > h200["usable_gb_per_device"]
+
+
+async def test_no_layout_splits_the_heads_unevenly(client, conn):
+    """DeepSeek-V3 has 128 heads: never 6 devices of tensor parallelism; 6 asked for is refused with the nearest."""
+    rows = await run(client, "what-fits", **DEEPSEEK_128K_BATCH_8)
+    assert rows
     for row in rows:
-        device = devices[row["accelerator"]]
-        needed = math.ceil(required / (usable_memory(device) * USABLE))
-        assert row["devices_needed"] == needed, row["accelerator"]
-        assert row["fits_one_device"] == (needed == 1)
-        assert row["required_gb"] == round(required, 1)
-        if device["memory_bandwidth_gbs"] is None:
-            assert row["decode_tokens_per_s"] is None
-        else:
-            ceiling = needed * device["memory_bandwidth_gbs"] / (weights_read + 42.94967296)
-            assert row["decode_tokens_per_s"] == pytest.approx(ceiling, abs=0.051), row["accelerator"]
-    assert [r["devices_needed"] for r in rows] == sorted(r["devices_needed"] for r in rows)
+        if row["tp"] is not None:
+            assert 128 % row["tp"] == 0 and row["devices_needed"] != 6, row["accelerator"]
+    for row in await run(client, "what-fits", **DEEPSEEK_128K_BATCH_8, tp="6"):
+        assert row["fits"] == 0 and row["devices_needed"] is None
+        assert row["problem"] == ("tp=6 does not divide the 128 attention heads; "
+                                  "the nearest valid layouts are tp=4 or tp=8")
 
 
-async def test_what_fits_shows_the_cheapest_offer_per_currency(client, conn):
-    cheapest = {}
-    for offer in conn.execute("select accelerator, currency, min(price_per_hour * 1.0 / gpu_count) as price "
-                              "from cloud_offers group by accelerator, currency"):
-        cheapest.setdefault(offer["accelerator"], {})[offer["currency"]] = offer["price"]
-    assert cheapest
-    rows = await run(client, "what-fits", **LLAMA_70B_FP16)
-    for row in rows:
-        shown = row["cheapest_per_gpu_hour"]
-        if row["accelerator"] not in cheapest:
-            assert shown is None
-            continue
-        parsed = {currency: float(price) for price, currency in (part.split() for part in shown.split("; "))}
-        assert parsed == pytest.approx(cheapest[row["accelerator"]], abs=0.005), row["accelerator"]
+async def test_kv_heads_are_replicated_on_real_data(client, conn):
+    # Qwen3-30B-A3B has 4 KV heads: at TP=8 each rank keeps one, a quarter of the cache, not an eighth.
+    model = conn.execute("select * from models where slug = 'qwen3-30b-a3b'").fetchone()
+    assert model["kv_heads"] == 4
+    params = {"model": "qwen3-30b-a3b", "weight_format": "bf16", "kv_format": "bf16", "context": "32768", "tp": "8"}
+    for row in await run(client, "what-fits", **params):
+        whole = 2 * model["layers"] * model["kv_heads"] * model["head_dim"] * 32768 * 2 / 1e9
+        assert row["kv_cache_gb_per_sequence"] == round(whole, 1)
+        assert row["kv_cache_gb_per_device"] == round(whole / 4, 1), row["accelerator"]
+
+
+async def test_fp8_on_a100_is_not_native_and_native_fits_come_first(client, conn):
+    params = {**LLAMA_70B_FP16, "weight_format": "fp8", "kv_format": "fp8"}
+    rows = await run(client, "what-fits", **params)
+    a100 = by_accelerator(rows)["nvidia-a100-sxm-80gb"]
+    assert a100["fits"] == 1 and a100["native"] == 0
+    supported = {f for (f,) in conn.execute("select format from format_support where accelerator = 'nvidia-a100-sxm-80gb'")}
+    assert not supported & {"fp8", "fp8-e4m3", "fp8-e5m2"}
+    ranks = [(r["fits"] == 1 and r["native"] == 1, r["fits"] == 1) for r in rows]
+    assert ranks == sorted(ranks, reverse=True)
+    assert ranks[0] == (True, True) and (False, True) in ranks
+
+
+async def test_a_checkpoint_is_sized_per_tensor_group(client, conn):
+    checkpoint = conn.execute("select * from checkpoints where slug = 'gpt-oss-120b-mxfp4'").fetchone()
+    rows = await run(client, "what-fits", model="gpt-oss-120b", checkpoint="gpt-oss-120b-mxfp4", kv_format="bf16",
+                     context="131072")
+    assert rows and {r["weights_gb"] for r in rows} == {round(checkpoint["size_gb"], 1)}
+    # 60.8 GiB in OpenAI's model card, within 3%
+    assert checkpoint["size_gb"] * 1e9 / 2**30 == pytest.approx(60.8, rel=0.03)
 
 
 @pytest.mark.parametrize("slug, figures, kv_gb", [
@@ -153,10 +221,10 @@ async def test_what_fits_uses_the_attention_of_the_model(client, conn, slug, fig
     row = conn.execute(f"select {', '.join(figures)} from models where slug = ?", (slug,)).fetchone()
     assert dict(row) == figures
     rows = await run(client, "what-fits", model=slug, weight_format="fp8", kv_format="fp16",
-                     context="131072", batch="2")
+                     context="131072", batch="2", tp="1")
     assert rows
     assert rows[0]["kv_cache_gb_per_sequence"] == round(kv_gb, 1)
-    assert rows[0]["kv_cache_gb"] == round(2 * kv_gb, 1)
+    assert rows[0]["kv_cache_gb_per_device"] == round(2 * kv_gb, 1)
 
 
 @pytest.mark.parametrize("params, message", [
@@ -167,10 +235,14 @@ async def test_what_fits_uses_the_attention_of_the_model(client, conn, slug, fig
     ({**LLAMA_70B_FP16, "context": "0"}, "context must be a whole number of at least 1, got '0'"),
     ({**LLAMA_70B_FP16, "context": ""}, "context must be a whole number of at least 1, got ''"),
     ({**LLAMA_70B_FP16, "batch": "-2"}, "batch must be a whole number of at least 1, got '-2'"),
+    ({**LLAMA_70B_FP16, "tp": "0"}, "tp must be a whole number of at least 1, got '0'"),
     ({**LLAMA_70B_FP16, "usable_fraction": "1.5"}, "usable_fraction must be a number in (0, 1], got '1.5'"),
     ({**LLAMA_70B_FP16, "usable_fraction": "0"}, "usable_fraction must be a number in (0, 1], got '0'"),
     ({**LLAMA_70B_FP16, "model": "<script>x</script>"},
      "model '<script>x</script>' is not a slug of the models table"),
+    ({**LLAMA_70B_FP16, "checkpoint": "gpt-oss-120b-mxfp4"},
+     "checkpoint 'gpt-oss-120b-mxfp4' is not a checkpoint of model 'llama-3-1-70b' (a slug of the checkpoints "
+     "table); give checkpoint or weight_format, not both"),
 ])
 async def test_what_fits_refuses_a_bad_parameter(client, params, message):
     assert await refusal(client, "what-fits", **params) == message
@@ -185,19 +257,25 @@ async def test_what_fits_names_every_problem_at_once(client):
         "context must be a whole number of at least 1, got ''"])
 
 
-async def test_what_fits_names_the_figures_a_model_lacks(client, conn):
-    incomplete = []
-    for model in conn.execute("select * from models order by slug"):
-        kv_figures = ("kv_lora_rank", "qk_rope_head_dim") if model["attention"] == "mla" else ("kv_heads", "head_dim")
-        missing = [f for f in ("total_params_b", "layers") + kv_figures if model[f] is None]
-        if missing:
-            incomplete.append((model["slug"], missing))
-    if not incomplete:
-        pytest.skip("every model has the figures memory math needs")
-    for slug, missing in incomplete:
-        message = await refusal(client, "what-fits", **{**LLAMA_70B_FP16, "model": slug})
-        assert message == (f"model {slug}: the models table has no {', '.join(missing)}, "
-                           "so its memory cannot be computed")
+async def test_every_model_can_be_sized(client, conn):
+    slugs = [slug for (slug,) in conn.execute("select slug from models order by slug")]
+    assert len(slugs) >= 21
+    for slug in slugs:
+        rows = await run(client, "what-fits", model=slug, weight_format="bf16", kv_format="bf16", context="4096")
+        assert rows and any(r["fits"] == 1 for r in rows), slug
+
+
+def test_parameter_counts_agree_with_the_makers_figures(conn):
+    """Computed from the config fields against the maker's stated total, within 1%; a figure stated to one
+    significant digit ("1T") only says the count rounds to it."""
+    checked = 0
+    for model in conn.execute("select * from models where total_params_b is not null"):
+        stated, computed = model["total_params_b"], model["computed_params_b"]
+        digits = len(f"{stated:g}".replace(".", "").strip("0"))
+        tolerance = 0.01 if digits > 1 else 0.5
+        assert computed == pytest.approx(stated, rel=tolerance), model["slug"]
+        checked += 1
+    assert checked >= 12
 
 
 async def test_what_fits_defaults_batch_and_usable_fraction(client):
@@ -210,12 +288,36 @@ async def test_what_fits_defaults_batch_and_usable_fraction(client):
     assert await run(client, "what-fits", **LLAMA_70B_FP16, usable_fraction="0.5") != explicit
 
 
+# longest-context and largest-batch
+
+async def test_the_longest_context_for_every_accelerator_and_device_count(client, conn):
+    rows = await run(client, "longest-context", **EXAMPLES["longest-context"])
+    assert {r["accelerator"] for r in rows} == set(devices(conn))
+    assert {r["tp"] for r in rows} == {1, 2, 4, 8}
+    h100 = {r["tp"]: r for r in rows if r["accelerator"] == "nvidia-h100-sxm"}
+    # Llama 3.1 70B in FP8 on one H100: 77.0 GB usable − 70.6 GB of weights − ~1 GB of reserve leaves
+    # about 5.4 GB for a cache of 2 × 80 × 8 × 128 × 1 byte = 163,840 bytes a token: ~33,000 tokens.
+    assert 30_000 < h100[1]["longest_context"] < 36_000 and h100[1]["full_context"] == 0
+    assert h100[2]["longest_context"] == 131072 and h100[2]["full_context"] == 1
+
+
+async def test_the_largest_batch_for_every_accelerator_and_device_count(client, conn):
+    rows = await run(client, "largest-batch", **EXAMPLES["largest-batch"])
+    assert {r["accelerator"] for r in rows} == set(devices(conn))
+    h100 = {r["tp"]: r for r in rows if r["accelerator"] == "nvidia-h100-sxm"}
+    # Llama 3.1 8B in BF16 at 8,192 tokens: 2 × 32 × 8 × 128 × 8,192 × 2 bytes = 1.07 GB a sequence;
+    # 77.0 GB − 16.1 GB of weights leaves room for ~56; twice the devices hold more than twice as many.
+    assert 50 <= h100[1]["largest_batch"] <= 57
+    assert h100[2]["largest_batch"] > 2 * h100[1]["largest_batch"]
+    assert h100[1]["batch_tokens_per_s"] > 0
+
+
 # cost-per-million-tokens
 
 async def test_cost_per_million_tokens_per_offer_in_its_own_currency(client, conn):
     model = conn.execute("select * from models where slug = 'llama-3-1-70b'").fetchone()
-    weights = model["total_params_b"] * 1  # FP8: 1 byte a parameter
-    weights_read = (model["active_params_b"] or model["total_params_b"]) * 1
+    weights = model["computed_params_b"] * 1  # FP8: 1 byte a parameter
+    weights_read = model["computed_active_params_b"] * 1
     offers = {o["slug"]: o for o in conn.execute(
         "select o.*, a.memory_gb, a.addressable_memory_gb, a.memory_bandwidth_gbs "
         "from cloud_offers o join accelerators a on a.slug = o.accelerator")}
@@ -393,14 +495,13 @@ async def test_a_blank_form_needing_parameters_answers_no_rows(client):
     assert (await client.get("/computekb/what-fits.json")).json()["rows"] == []
 
 
-async def test_raise_error_stops_a_query_with_its_message(client):
-    assert llm_math.raise_error(None) == 1
-    with pytest.raises(ValueError, match="^context is wrong$"):
-        llm_math.raise_error("context is wrong")
-    response = await client.get("/computekb.json?sql=" + quote("select raise_error('context is wrong')"))
-    assert (response.status_code, response.json()["error"]) == (400, "context is wrong")
-    response = await client.get("/computekb.json?_shape=array&sql=" + quote("select raise_error(null) as ok"))
-    assert response.json() == [{"ok": 1}]
+async def test_a_check_stops_the_query_before_it_runs(client):
+    """The canned queries check their parameters in a magic parameter, bound
+    before the query runs: a bad value reaches no SQL function."""
+    message = await refusal(client, "what-fits", **{**LLAMA_70B_FP16, "context": "1e400"})
+    assert message == "context must be a whole number of at least 1, got '1e400'"
+    response = await client.get("/computekb.json?sql=" + quote("select :_checked_what_fits as ok"))
+    assert response.status_code == 400  # outside a canned query there is no such parameter
 
 
 async def test_a_refusal_belongs_to_its_own_request(client):

@@ -1,0 +1,453 @@
+"""LLM deployment sizing: parameters, checkpoint bytes, tensor-parallel layouts,
+KV cache per device, decode ceiling, and the longest context or largest batch
+that fits (formulas and worked examples in docs/LLM_MATH.md).
+
+Pure functions on named records, shared by the build (parameter counts of the
+models table, the fields each model must give) and by the Datasette plugin
+`plugins/llm_math.py`, which registers them as SQL functions. Byte counts are
+exact integers where the inputs are; GB are decimal (10^9 bytes).
+
+What the estimate leaves out is listed in docs/LLM_MATH.md: activations beyond
+one prefill chunk, CUDA graphs, fragmentation, speculative-decoding heads.
+"""
+
+import math
+from dataclasses import dataclass, fields
+
+GB = 1e9
+MIB = 2**20
+GATED_FFN_MATRICES = 3  # gate, up and down projections (SwiGLU, GeGLU): every model here
+ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla", "hybrid")
+TENSOR_GROUPS = ("embedding", "output_head", "attention", "dense_ffn", "experts", "other")
+OTHER_BITS = 16  # routers, norms and vision towers stay in BF16 in every checkpoint described here
+
+
+class SizingError(ValueError):
+    """Inputs that describe no possible deployment (a negative size, a TP that cannot split the heads)."""
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """What a model's config file states, in the models table's names."""
+
+    layers: int
+    hidden_size: int
+    attention_heads: int
+    vocab_size: int
+    attention: str = "gqa"
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    intermediate_size: int | None = None      # dense FFN width (dense layers of MoE models too)
+    tied_embeddings: bool = False
+    experts: int = 0                          # routed experts per MoE layer
+    experts_per_token: int = 0
+    shared_experts: int = 0
+    moe_intermediate_size: int | None = None  # width of one expert
+    dense_layers: int = 0                     # MoE models: layers with a dense FFN instead of experts
+    q_lora_rank: int | None = None            # MLA
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    qk_nope_head_dim: int | None = None
+    v_head_dim: int | None = None
+    sliding_window: int | None = None
+    full_attention_layers: int | None = None
+    full_attention_kv_heads: int | None = None    # when full-attention layers have their own KV heads
+    full_attention_head_dim: int | None = None
+    full_attention_kv_shared: bool = False        # full-attention layers cache one tensor (keys equal values)
+    vision_params: int = 0                    # vision tower loaded with the model
+
+    @property
+    def kv_heads_of_full_layers(self) -> int:
+        return self.full_attention_kv_heads or self.kv_heads
+
+    @property
+    def head_dim_of_full_layers(self) -> int:
+        return self.full_attention_head_dim or self.head_dim
+
+    @property
+    def moe_layers(self) -> int:
+        return self.layers - self.dense_layers if self.experts else 0
+
+    @classmethod
+    def from_row(cls, row) -> "Architecture":
+        """From a models row (a mapping); unknown keys are ignored, NULLs take the defaults."""
+        names = {f.name for f in fields(cls)}
+        values = {k: v for k, v in dict(row).items() if k in names and v is not None}
+        if "vision_params_b" in row and row["vision_params_b"] is not None:
+            values["vision_params"] = round(row["vision_params_b"] * 1e9)
+        for flag in ("tied_embeddings", "full_attention_kv_shared"):
+            values[flag] = bool(values.get(flag, False))
+        return cls(**values)
+
+
+def missing_fields(row) -> list[str]:
+    """The fields a models row must give to be sized, which it leaves empty.
+
+    The build refuses such a row with its location, so no query meets it.
+    """
+    def absent(*names):
+        return [n for n in names if row.get(n) is None]
+    missing = absent("layers", "hidden_size", "attention_heads", "vocab_size", "attention")
+    if row.get("attention") == "mla":
+        missing += absent("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+    else:
+        missing += absent("kv_heads", "head_dim")
+    if row.get("attention") == "hybrid":
+        missing += absent("sliding_window", "full_attention_layers")
+    if row.get("experts"):
+        missing += absent("experts_per_token", "moe_intermediate_size")
+    if not row.get("experts") or row.get("dense_layers"):
+        missing += absent("intermediate_size")
+    return missing
+
+
+# Parameters
+
+@dataclass(frozen=True)
+class Parameters:
+    """Parameter counts per tensor group (the groups a checkpoint gives formats for)."""
+
+    embedding: int
+    output_head: int
+    attention: int        # all layers
+    dense_ffn: int        # all dense FFN layers
+    routed_experts: int   # all routed experts of all MoE layers
+    shared_experts: int
+    router: int
+    vision: int
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, f.name) for f in fields(self))
+
+    @property
+    def experts(self) -> int:
+        return self.routed_experts + self.shared_experts
+
+    @property
+    def other(self) -> int:
+        return self.router + self.vision
+
+
+def attention_parameters(arch: Architecture) -> int:
+    """Projection weights of one layer's attention (norms and biases left out: < 0.1%)."""
+    if arch.attention == "mla":
+        q_head = arch.qk_nope_head_dim + arch.qk_rope_head_dim
+        q_out = arch.attention_heads * q_head
+        q = (arch.hidden_size * arch.q_lora_rank + arch.q_lora_rank * q_out) if arch.q_lora_rank \
+            else arch.hidden_size * q_out
+        kv_down = arch.hidden_size * (arch.kv_lora_rank + arch.qk_rope_head_dim)
+        kv_up = arch.kv_lora_rank * arch.attention_heads * (arch.qk_nope_head_dim + arch.v_head_dim)
+        out = arch.attention_heads * arch.v_head_dim * arch.hidden_size
+        return q + kv_down + kv_up + out
+    q_and_out = 2 * arch.hidden_size * arch.attention_heads * arch.head_dim
+    return q_and_out + 2 * arch.hidden_size * arch.kv_heads * arch.head_dim
+
+
+def ffn_parameters(hidden_size: int, width: int) -> int:
+    return GATED_FFN_MATRICES * hidden_size * width
+
+
+def parameters(arch: Architecture) -> Parameters:
+    """Parameter counts from the config fields: embedding and output head
+    (one vocab × hidden matrix each, one when tied), attention, dense FFN,
+    experts and router per layer, and a loaded vision tower."""
+    embedding = arch.vocab_size * arch.hidden_size
+    dense_layers = arch.dense_layers if arch.experts else arch.layers
+    expert = ffn_parameters(arch.hidden_size, arch.moe_intermediate_size) if arch.experts else 0
+    return Parameters(
+        embedding=embedding,
+        output_head=0 if arch.tied_embeddings else embedding,
+        attention=arch.layers * attention_parameters(arch),
+        dense_ffn=dense_layers * ffn_parameters(arch.hidden_size, arch.intermediate_size) if dense_layers else 0,
+        routed_experts=arch.moe_layers * arch.experts * expert,
+        shared_experts=arch.moe_layers * arch.shared_experts * expert,
+        router=arch.moe_layers * arch.experts * arch.hidden_size,
+        vision=arch.vision_params,
+    )
+
+
+def active_parameters(arch: Architecture, counts: Parameters) -> int:
+    """Parameters one token reads: everything but the embedding table (one row
+    is looked up), the vision tower and the routed experts it is not sent to."""
+    unused_experts = counts.routed_experts * (arch.experts - arch.experts_per_token) // arch.experts \
+        if arch.experts else 0
+    return counts.total - counts.embedding - counts.vision - unused_experts
+
+
+# Checkpoints
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Effective bits per weight of each tensor group, block and group scales included."""
+
+    embedding: float
+    output_head: float
+    attention: float
+    dense_ffn: float
+    experts: float
+    other: float = OTHER_BITS
+
+    @classmethod
+    def uniform(cls, bits: float, other: float = OTHER_BITS) -> "Checkpoint":
+        """Every linear layer in one format (embeddings and head too)."""
+        return cls(bits, bits, bits, bits, bits, other)
+
+
+def group_bytes(counts: Parameters, checkpoint: Checkpoint) -> dict[str, float]:
+    """Bytes of each tensor group: parameters × effective bits / 8."""
+    sizes = {"embedding": counts.embedding, "output_head": counts.output_head, "attention": counts.attention,
+             "dense_ffn": counts.dense_ffn, "experts": counts.experts, "other": counts.other}
+    return {group: sizes[group] * getattr(checkpoint, group) / 8 for group in TENSOR_GROUPS}
+
+
+def checkpoint_bytes(counts: Parameters, checkpoint: Checkpoint) -> float:
+    return sum(group_bytes(counts, checkpoint).values())
+
+
+# Tensor parallelism
+
+@dataclass(frozen=True)
+class Layout:
+    tp: int        # tensor-parallel ranks: split heads, FFN width and experts
+    pp: int = 1    # pipeline stages: split the layers
+
+    @property
+    def devices(self) -> int:
+        return self.tp * self.pp
+
+
+def divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def layout_problem(arch: Architecture, layout: Layout) -> str | None:
+    """Why a layout cannot run the model, with the nearest ones that can; None when it can.
+
+    Tensor parallelism gives each rank a whole number of attention heads, so
+    TP must divide them; a pipeline stage needs at least one layer.
+    """
+    if layout.tp < 1 or layout.pp < 1:
+        return f"tp and pp must be at least 1, got tp={layout.tp}, pp={layout.pp}"
+    if layout.pp > arch.layers:
+        return f"pp={layout.pp} exceeds the {arch.layers} layers"
+    if arch.attention_heads % layout.tp:
+        valid = divisors(arch.attention_heads)
+        lower = max(d for d in valid if d < layout.tp)
+        higher = [d for d in valid if d > layout.tp]
+        options = f"tp={lower}" + (f" or tp={higher[0]}" if higher else "")
+        return (f"tp={layout.tp} does not divide the {arch.attention_heads} attention heads; "
+                f"the nearest valid layouts are {options}")
+    return None
+
+
+def kv_heads_per_rank(kv_heads: int, tp: int) -> float:
+    """KV heads each rank caches: split when there are at least as many as
+    ranks, else each rank holds (a replica of) one."""
+    return max(kv_heads / tp, 1)
+
+
+def attention_parameters_per_rank(arch: Architecture, tp: int) -> float:
+    """One layer's attention weights on one rank: query and output split by
+    heads; MLA's down-projections replicated; KV projections replicated with
+    their heads when there are fewer KV heads than ranks."""
+    if arch.attention == "mla":
+        replicated = arch.hidden_size * ((arch.q_lora_rank or 0) + arch.kv_lora_rank + arch.qk_rope_head_dim)
+        return replicated + (attention_parameters(arch) - replicated) / tp
+    q_and_out = 2 * arch.hidden_size * arch.attention_heads * arch.head_dim
+    return q_and_out / tp + 2 * arch.hidden_size * arch.head_dim * kv_heads_per_rank(arch.kv_heads, tp)
+
+
+# KV cache
+
+def kv_values_per_token(arch: Architecture, tokens: int, tp: int = 1) -> float:
+    """Values one rank caches for one sequence of `tokens` tokens, all layers.
+
+    GQA/MHA/MQA: a key and a value vector per KV head held by the rank.
+    MLA: the latent and the RoPE key, whole on every rank (it is not split by head).
+    Sliding-window layers hold at most `sliding_window` tokens.
+    """
+    if arch.attention == "mla":
+        return arch.layers * (arch.kv_lora_rank + arch.qk_rope_head_dim) * tokens
+    per_token_layer = 2 * kv_heads_per_rank(arch.kv_heads, tp) * arch.head_dim
+    if not (arch.sliding_window and arch.full_attention_layers is not None):
+        return per_token_layer * arch.layers * tokens
+    full_per_token_layer = (1 if arch.full_attention_kv_shared else 2) * arch.head_dim_of_full_layers \
+        * kv_heads_per_rank(arch.kv_heads_of_full_layers, tp)
+    windowed = arch.layers - arch.full_attention_layers
+    return (full_per_token_layer * arch.full_attention_layers * tokens
+            + per_token_layer * windowed * min(tokens, arch.sliding_window))
+
+
+def kv_bytes(arch: Architecture, tokens: int, batch: int, kv_bits: float, tp: int = 1) -> float:
+    """KV cache of `batch` sequences of `tokens` tokens on one tensor-parallel rank (all layers)."""
+    return kv_values_per_token(arch, tokens, tp) * batch * kv_bits / 8
+
+
+# MoE decode
+
+def expected_distinct_experts(experts: int, per_token: int, batch: int) -> float:
+    """Experts of one layer that a decode step of `batch` tokens reads, on average,
+    when each token picks `per_token` of `experts` uniformly:
+    E × (1 − (1 − k/E)^B). Mixtral (8, top-2) at batch 8: 8 × (1 − 0.75^8) = 7.20."""
+    if not experts:
+        return 0.0
+    return experts * (1 - (1 - per_token / experts) ** batch)
+
+
+# A deployment
+
+@dataclass(frozen=True)
+class Device:
+    memory_bytes: float      # as the runtime sees it
+    bandwidth_gbs: float | None
+
+
+@dataclass(frozen=True)
+class Workload:
+    context: int             # tokens per sequence
+    batch: int               # sequences decoded together
+    kv_bits: float
+    utilization: float = 0.9          # share of device memory the runtime may fill (vLLM's gpu_memory_utilization)
+    prefill_chunk: int = 2048         # tokens of one prefill step, for the activation reserve
+    activation_bits: float = 16
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """Per-device answer for one model, checkpoint, layout and device."""
+
+    layout: Layout
+    weights_bytes: float          # the whole checkpoint
+    weights_per_device: float
+    kv_per_sequence: float        # on one device
+    kv_per_device: float
+    reserve_per_device: float     # activation peak of one prefill chunk
+    usable_per_device: float
+    fits: bool
+    step_bytes_per_device: float  # read per decode step, summed over pipeline stages
+    tokens_per_s_per_sequence: float | None
+    tokens_per_s: float | None
+
+    @property
+    def needed_per_device(self) -> float:
+        return self.weights_per_device + self.kv_per_device + self.reserve_per_device
+
+
+def stage_share(arch: Architecture, pp: int) -> float:
+    """Share of the layers the busiest pipeline stage holds."""
+    return math.ceil(arch.layers / pp) / arch.layers
+
+
+def weights_per_device(arch: Architecture, counts: Parameters, checkpoint: Checkpoint, layout: Layout) -> float:
+    """Checkpoint bytes one device holds: layer weights split over TP and
+    pipeline stages (replicated attention parts counted whole), embedding and
+    head split over TP (vocabulary-parallel), each on its own stage."""
+    sizes = group_bytes(counts, checkpoint)
+    attention_bits = checkpoint.attention / 8
+    attention = arch.layers * attention_parameters_per_rank(arch, layout.tp) * attention_bits
+    layered = attention + (sizes["dense_ffn"] + sizes["experts"] + sizes["other"]) / layout.tp
+    ends = sizes["embedding"] + sizes["output_head"] if layout.pp == 1 else max(sizes["embedding"], sizes["output_head"])
+    return layered * stage_share(arch, layout.pp) + ends / layout.tp
+
+
+def activation_reserve(arch: Architecture, workload: Workload, tp: int) -> float:
+    """Activation peak of one prefill chunk on one rank: the hidden state, the
+    attention and FFN intermediates and the logits of `prefill_chunk` tokens.
+    An estimate (runtimes measure it by profiling); see docs/LLM_MATH.md."""
+    ffn_width = max(arch.intermediate_size or 0, (arch.moe_intermediate_size or 0) * max(arch.experts_per_token, 1))
+    q_width = arch.attention_heads * (arch.head_dim or (arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0))
+    per_token = 4 * arch.hidden_size + (2 * q_width + 2 * ffn_width + arch.vocab_size) / tp
+    return workload.prefill_chunk * per_token * workload.activation_bits / 8
+
+
+def step_bytes(arch: Architecture, counts: Parameters, checkpoint: Checkpoint, layout: Layout,
+               batch: int, kv_per_device: float) -> float:
+    """Bytes one tensor-parallel rank reads per decode step over all its
+    pipeline stages: the weights the batch uses (dense parts once, routed
+    experts for the expected number of distinct experts the batch touches)
+    plus the whole KV cache of the batch."""
+    sizes = group_bytes(counts, checkpoint)
+    if arch.experts:
+        routed = sizes["experts"] * counts.routed_experts / counts.experts
+        touched = expected_distinct_experts(arch.experts, arch.experts_per_token, batch) / arch.experts
+        expert_read = routed * touched + (sizes["experts"] - routed)
+    else:
+        expert_read = 0.0
+    attention = arch.layers * attention_parameters_per_rank(arch, layout.tp) * checkpoint.attention / 8
+    layered = attention + (sizes["dense_ffn"] + expert_read) / layout.tp
+    router = counts.router * checkpoint.other / 8 / layout.tp
+    head = sizes["output_head"] or sizes["embedding"]  # a tied head reads the embedding matrix
+    return layered + router + head / layout.tp + kv_per_device * layout.pp
+
+
+def size(arch: Architecture, checkpoint: Checkpoint, layout: Layout, device: Device, workload: Workload) -> Sizing:
+    """Whether the deployment fits on every device, and how fast it can decode."""
+    problem = layout_problem(arch, layout)
+    if problem:
+        raise SizingError(problem)
+    counts = parameters(arch)
+    weights = weights_per_device(arch, counts, checkpoint, layout)
+    kv_sequence = kv_bytes(arch, workload.context, 1, workload.kv_bits, layout.tp) * stage_share(arch, layout.pp)
+    kv_device = kv_sequence * workload.batch
+    reserve = activation_reserve(arch, workload, layout.tp)
+    usable = device.memory_bytes * workload.utilization
+    read = step_bytes(arch, counts, checkpoint, layout, workload.batch, kv_device)
+    per_sequence = device.bandwidth_gbs * GB / read if device.bandwidth_gbs else None
+    return Sizing(layout, checkpoint_bytes(counts, checkpoint), weights, kv_sequence, kv_device, reserve, usable,
+                  weights + kv_device + reserve <= usable, read, per_sequence,
+                  per_sequence * workload.batch if per_sequence else None)
+
+
+def smallest_layout(arch: Architecture, checkpoint: Checkpoint, device: Device, workload: Workload,
+                    max_tp: int = 8) -> Sizing | None:
+    """The first layout that fits, in the order a deployment grows: tensor
+    parallelism within one node first (the divisors of the attention heads up
+    to `max_tp`), then pipeline stages across nodes, each stage with the
+    smallest TP that fits. None when nothing fits."""
+    tps = [d for d in divisors(arch.attention_heads) if d <= max_tp]
+    for pp in range(1, arch.layers + 1):
+        for tp in tps:
+            sizing = size(arch, checkpoint, Layout(tp, pp), device, workload)
+            if sizing.fits:
+                return sizing
+    return None
+
+
+# Backwards
+
+def free_for_kv(arch: Architecture, checkpoint: Checkpoint, layout: Layout, device: Device, workload: Workload) -> float:
+    """Bytes left on each device for the KV cache once weights and reserve are placed."""
+    sizing = size(arch, checkpoint, layout, device, workload)
+    return sizing.usable_per_device - sizing.weights_per_device - sizing.reserve_per_device
+
+
+def largest_batch(arch: Architecture, checkpoint: Checkpoint, layout: Layout, device: Device, workload: Workload) -> int:
+    """The most sequences of `workload.context` tokens that fit (0: not even one)."""
+    free = free_for_kv(arch, checkpoint, layout, device, workload)
+    per_sequence = size(arch, checkpoint, layout, device, workload).kv_per_sequence
+    if free < 0:
+        return 0
+    return math.floor(free / per_sequence) if per_sequence else 0
+
+
+def longest_context(arch: Architecture, checkpoint: Checkpoint, layout: Layout, device: Device,
+                    workload: Workload, max_context: int) -> int:
+    """The most tokens per sequence (at `workload.batch` sequences, up to
+    `max_context`) whose KV cache fits (0: the weights alone do not fit).
+    The cache grows with the tokens, so a bisection finds the boundary."""
+    free = free_for_kv(arch, checkpoint, layout, device, workload)
+    share = stage_share(arch, layout.pp)
+
+    def cache(tokens):
+        return kv_bytes(arch, tokens, workload.batch, workload.kv_bits, layout.tp) * share
+
+    if free < 0:
+        return 0
+    if cache(max_context) <= free:
+        return max_context
+    low, high = 0, max_context  # cache(low) fits, cache(high) does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if cache(middle) <= free else (low, middle)
+    return low
