@@ -19,7 +19,6 @@ NUMERIC_KINDS = {"int", "number", "quantity"}
 
 SOURCE_KINDS = ("vendor-datasheet", "vendor-page", "vendor-blog", "spec", "press",
                 "article", "benchmark", "documentation", "paper", "listing")
-SOURCE_TIERS = ("vendor-primary", "vendor-secondary", "independent-measurement", "third-party", "aggregator")
 CITATION_KINDS = ("vendor-spec", "third-party", "derived", "measured", "article-claim")
 # Authority of a source, most to least (docs/DATA.md, "Methodology"). No value may
 # cite an aggregator: it may appear in notes only.
@@ -109,7 +108,6 @@ TABLES = (
         Field("published", "date", "Publication date stated by the page, if any."),
         Field("retrieved", "date", "Date the page was read for this knowledge base.", required=True),
         Field("article", "ref", "The catalogued article this source is, if any.", ref="articles"),
-        Field("tier", "enum", "Authority of the source.", choices=SOURCE_TIERS, facet=True),
         note(),
     ), label="label", sort_desc="retrieved", one_of=("title", "url"), derived=(
         Field("label", "text", "Display label: the title, or the page's address (marked as such) when its title is not known."),
