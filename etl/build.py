@@ -76,6 +76,7 @@ class FileResult(NamedTuple):
     problems: list
     records: int
     citations: int
+    facts: list     # for the consistency rules across files (consistency.Fact)
 
 
 def read_and_validate(item):
@@ -83,8 +84,8 @@ def read_and_validate(item):
     shown, raw = item
     records, problems = read_bytes(raw, shown)
     rows, partial, citations, more = validate_records(records)
-    slugs, refs = file_keys(rows, partial, citations)
-    return FileResult(file_tables(rows, citations), slugs, refs, problems + more, len(rows), len(citations))
+    slugs, refs, facts = file_keys(rows, partial, citations)
+    return FileResult(file_tables(rows, citations), slugs, refs, problems + more, len(rows), len(citations), facts)
 
 
 def read_chunk(items):
@@ -209,7 +210,7 @@ def check(data_dir, cache_file=None, workers=None, progress=None, stage=None):
     with FileCache(cache_file) as cache, (progress or no_progress)(total=len(files)) as bar:
         for result in file_results(files, digest, data_dir, cache, workers):
             problems += result.problems
-            cross.add(result.slugs, result.refs)
+            cross.add(result.slugs, result.refs, result.facts)
             records += result.records
             citations += result.citations
             if stage is not None:

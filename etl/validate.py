@@ -7,12 +7,13 @@ per table, references that resolve, and a citation for every number.
 
 import datetime
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
-from . import sizing
+from . import consistency, sizing
 from .problems import Problem
 from .schema import (
     CITATION_KINDS,
@@ -147,10 +148,11 @@ class Row:
     path: str
     line: int
     lines: dict
+    cited_sources: tuple = ()  # (field, source) of the cited values of a record that failed validation
 
     @property
     def slug(self):
-        return self.values["slug"]
+        return self.values.get("slug")
 
     def line_of(self, field):
         return self.lines.get(field, self.line)
@@ -208,6 +210,7 @@ def validate_record(record):
     if table.one_of and all(clean.get(name) is None for name in table.one_of):
         given = ", ".join(table.one_of)
         return None, [], problems + [Problem(record.path, record.line, table.one_of[0], f"give at least one of: {given}")]
+    problems += list(date_order(record, clean))
     if table.slug_from and not clean.get("slug"):
         clean["slug"] = "-".join(clean[name] for name in table.slug_from)
     if record.table in ROW_CHECKS:
@@ -242,6 +245,24 @@ def checkpoint_problems(checkpoint):
 ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems}
 
 
+# Pairs of dates of one row where the first never comes after the second.
+DATE_ORDER = {"accelerators": (("announced", "available"),)}
+
+
+def after(first, second):
+    """Whether partial date `first` is certainly after `second` (YYYY, YYYY-MM, YYYY-MM-DD):
+    compared on the parts both give, so 2024-03 is not after 2024."""
+    common = min(len(first), len(second))
+    return first[:common] > second[:common]
+
+
+def date_order(record, clean):
+    for first, second in DATE_ORDER.get(record.table, ()):
+        if clean.get(first) and clean.get(second) and after(clean[first], clean[second]):
+            yield Problem(record.path, record.line_of(first), first,
+                          f"{clean[first]} is after {second} {clean[second]}: a product is announced before it is available")
+
+
 def citations_of(row, written, cited):
     """One citation per non-null number (and per format-support claim)."""
     cited_names = [name for name in CITED_FIELDS[row.table] if row.values.get(name) is not None]
@@ -252,8 +273,9 @@ def citations_of(row, written, cited):
         meta = cited.get(name, {})
         source = meta.get("source") or row.values.get("source")
         if not source:
+            what = "date" if TABLES_BY_NAME[row.table].field(name).kind == "date" else "number"
             problems.append(Problem(row.path, row.line_of(name), name,
-                                    "number without a citation: give the record a `source:` or write {value: ..., source: ...}"))
+                                    f"{what} without a citation: give the record a `source:` or write {{value: ..., source: ...}}"))
             continue
         kind = meta.get("kind")
         if kind is not None and kind not in CITATION_KINDS:
@@ -273,10 +295,11 @@ def citations_of(row, written, cited):
 
 
 def partial_row(record):
-    """The slug and references of a record that failed validation.
+    """The slug and references of a record that failed validation, its cited sources included.
 
     Checking them too means one run reports a dangling reference or a
-    duplicate slug even in a record that has other faults.
+    duplicate slug even in a record that has other faults, in every table
+    (a throughput row's slug is derived, when its parts can be read).
     """
     table = TABLES_BY_NAME[record.table]
     values = {}
@@ -286,9 +309,13 @@ def partial_row(record):
             values[field.name] = value
         elif field.kind == "refs" and isinstance(value, list):
             values[field.name] = [v for v in value if isinstance(v, str)]
-    if "slug" not in values:
+    if "slug" not in values and table.slug_from and all(isinstance(record.data.get(n), str) for n in table.slug_from):
+        values["slug"] = "-".join(record.data[n] for n in table.slug_from)
+    cited = tuple((name, value["source"]) for name, value in record.data.items()
+                  if isinstance(value, dict) and isinstance(value.get("source"), str))
+    if "slug" not in values and not cited and not any(values.get(name) for name, _, _ in REF_FIELDS[record.table]):
         return None
-    return Row(record.table, values, record.path, record.line, record.data.lines)
+    return Row(record.table, values, record.path, record.line, record.data.lines, cited)
 
 
 def validate_records(records):
@@ -313,14 +340,16 @@ REF_FIELDS = {t.name: [(f.name, f.ref, f.kind == "refs") for f in t.fields if f.
 
 
 def file_keys(rows, partial, citations):
-    """What the checks across files need of one file's results: slugs and references, located.
+    """What the checks across files need of one file's results: slugs, references and facts, located.
 
-    Returns (slugs, refs): slugs as (table, slug, path, line, valid), refs as
-    (referenced table, target, path, line, field, named by a citation).
+    Returns (slugs, refs, facts): slugs as (table, slug, path, line, valid), refs as
+    (referenced table, target, path, line, field, named by a citation), facts as
+    consistency.Fact for the rules across rows.
     """
     slugs = [(row.table, row.slug, row.path, row.line_of("slug"), valid)
-             for valid, group in ((True, rows), (False, partial)) for row in group]
-    refs = []
+             for valid, group in ((True, rows), (False, partial)) for row in group if row.slug is not None]
+    refs = [("sources", source, row.path, row.line_of(name), name, True)
+            for row in partial for name, source in row.cited_sources]
     for row in rows + partial:
         for name, table, many in REF_FIELDS[row.table]:
             value = row.values.get(name)
@@ -332,12 +361,13 @@ def file_keys(rows, partial, citations):
             else:
                 refs.append((table, value, row.path, line, name, False))
     refs += [("sources", c.source, c.path, c.line, c.field, True) for c in citations if c.explicit]
-    return slugs, refs
+    return slugs, refs, consistency.file_facts(rows, citations)
 
 
 class CrossCheck:
-    """The checks across files: a slug names one row of its table, and every
-    reference (ref, refs item, citation source) names an existing row.
+    """The checks across files: a slug names one row of its table, every
+    reference (ref, refs item, citation source) names an existing row, and the
+    consistency rules hold (etl/consistency.py).
 
     Fed one file at a time (`add` the output of `file_keys`), it keeps only the
     slugs with where each was first defined, and the references not resolved
@@ -349,8 +379,9 @@ class CrossCheck:
         self.first = {t.name: {} for t in TABLES}    # slug -> (path, line, valid)
         self.again = []                               # (table, slug, path, line) of later definitions
         self.pending = {t.name: {} for t in TABLES}  # unknown target -> [(path, line, field, citation)]
+        self.facts = defaultdict(list)                # kind -> [consistency.Fact]
 
-    def add(self, slugs, refs):
+    def add(self, slugs, refs, facts=()):
         for table, slug, path, line, valid in slugs:
             known = self.first[table]
             first = known.get(slug)
@@ -365,18 +396,22 @@ class CrossCheck:
         for ref in refs:  # kept without their target: one string per target, not per reference
             if ref[1] not in self.first[ref[0]]:
                 self.pending[ref[0]].setdefault(ref[1], []).append(ref[2:])
+        for fact in facts:
+            self.facts[fact.kind].append(fact)
 
     def problems(self):
         """Every duplicate slug and every reference still unknown once all files are in."""
         problems = []
         for table, slug, path, line in self.again:
             first_path, first_line, _ = self.first[table][slug]
-            problems.append(Problem(path, line, "slug",
-                                    f"duplicate {table} slug {slug!r} (first defined at {first_path}:{first_line})"))
+            parts = TABLES_BY_NAME[table].slug_from
+            message = (f"one value per ({', '.join(parts)}): {slug!r} is already given at {first_path}:{first_line}"
+                       if parts else f"duplicate {table} slug {slug!r} (first defined at {first_path}:{first_line})")
+            problems.append(Problem(path, line, "slug", message))
         for table, targets in self.pending.items():
             for target, places in targets.items():
                 for path, line, field, citation in places:
                     message = (f"citation source {target!r} is not a known sources slug" if citation
                                else f"{target!r} is not a known {table} slug")
                     problems.append(Problem(path, line, field, message))
-        return problems
+        return problems + consistency.check(self.facts)

@@ -60,19 +60,19 @@ def cite_block(datasette, request, table, slug, label, release):
 
 
 VALUE_CITATIONS_SQL = """
-SELECT 0 AS part, c.field AS what, c.field, c.as_written, c.unit, c.kind, c.note, c.slug,
+SELECT 0 AS part, c.field AS what, c.field, c.as_written, c.unit, c.kind, c.tier, c.note, c.slug,
        s.label, s.url, s.publisher
 FROM citations c JOIN sources s ON s.slug = c.source
 WHERE c.table_name = 'accelerators' AND c.row_slug = :slug
 UNION ALL
-SELECT 1, 'throughput ' || t.precision || ' ' || t.sparsity, t.precision, c.as_written, c.unit, c.kind,
-       c.note, c.slug, s.label, s.url, s.publisher
+SELECT 1, 'throughput ' || t.precision || ' ' || t.sparsity || ' ' || t.engine, t.precision, c.as_written, c.unit,
+       c.kind, c.tier, c.note, c.slug, s.label, s.url, s.publisher
 FROM throughput t
 JOIN citations c ON c.table_name = 'throughput' AND c.row_slug = t.slug AND c.field = 'tflops'
 JOIN sources s ON s.slug = c.source
 WHERE t.accelerator = :slug
 UNION ALL
-SELECT 2, 'supports ' || f.format, f.format, c.as_written, c.unit, c.kind, c.note, c.slug,
+SELECT 2, 'supports ' || f.format, f.format, c.as_written, c.unit, c.kind, c.tier, c.note, c.slug,
        s.label, s.url, s.publisher
 FROM format_support f
 JOIN citations c ON c.table_name = 'format_support' AND c.row_slug = f.slug
@@ -118,7 +118,8 @@ def value_rows(values, citation_url):
         title = f'<a href="{escape(c["url"])}">{escape(c["label"])}</a>' if c["url"] else escape(c["label"])
         note = f"<br><small>{escape(c['note'])}</small>" if c["note"] else ""
         return (f"<tr><td><code>{escape(c['what'])}</code></td><td>{escape(c['as_written'] or '')}</td>"
-                f"<td>{title} <small>({escape(c['publisher'])})</small></td><td>{escape(c['kind'])}</td>"
+                f"<td>{title} <small>({escape(c['publisher'])})</small></td>"
+                f"<td>{escape(c['kind'])}<br><small class=\"tier\">{escape(c['tier'])}</small></td>"
                 f"<td><a href=\"{escape(citation_url(c['slug']))}\">{escape(c['slug'])}</a>{note}</td></tr>\n")
     return Markup("".join(row(c) for c in values))
 

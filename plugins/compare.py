@@ -151,7 +151,7 @@ def check_known(slugs, catalogue):
 async def load_catalogue(db):
     """Every accelerator: the picker, the column heads and the close matches."""
     result = await db.execute(
-        "SELECT a.slug, a.name, a.device_class, v.name AS vendor FROM accelerators a "
+        "SELECT a.slug, a.name, a.device_class, a.scope, v.name AS vendor FROM accelerators a "
         "JOIN vendors v ON v.slug = a.vendor "
         "ORDER BY v.name, a.name")
     return [dict(r) for r in result.rows]
@@ -193,17 +193,19 @@ async def citations(db, slugs):
     return {(r["accelerator"], r["key"]): dict(r) for r in result.rows}
 
 
-def mark_best(spec):
-    """Mark the best values, when at least two differ (see LOWER_IS_BETTER)."""
+def mark_best(spec, comparable=True):
+    """Mark the best values, when at least two differ (see LOWER_IS_BETTER) and the
+    columns are `comparable`: values of one scope (a system's memory is not a GPU's)."""
     present = [v for v in spec.values if v is not None]
-    if not spec.numeric or len(set(present)) < 2:
+    if not spec.numeric or len(set(present)) < 2 or not comparable:
         return
     best = min(present) if spec.key in LOWER_IS_BETTER else max(present)
     spec.best = {i for i, v in enumerate(spec.values) if v == best}
 
 
-async def table(db, slugs, specs, sql):
-    """Fill the specs from the compare query; return those with at least one value."""
+async def table(db, slugs, specs, sql, one_scope):
+    """Fill the specs from the compare query; return those with at least one value.
+    Best values are marked only when the columns share `one_scope`."""
     result = await db.execute(sql, params(slugs))
     cited = await citations(db, slugs)
     by_key = {s.key: s for s in specs}
@@ -213,7 +215,7 @@ async def table(db, slugs, specs, sql):
         spec.values = [row[slug] for slug in slugs]
         spec.shown = [display(v) for v in spec.values]
         spec.citations = [cited.get((slug, spec.key)) for slug in slugs]
-        mark_best(spec)
+        mark_best(spec, one_scope)
         rows.append(spec)
     return rows
 
@@ -258,8 +260,9 @@ async def comparison(datasette, db, slugs, known):
     columns = [by_slug[s] for s in slugs]
     specs = await all_specs(db, slugs)
     sql = compare_sql(slugs, specs)
-    rows = await table(db, slugs, specs, sql)
-    return {"columns": columns, "rows": rows, "chart": chart(rows, columns),
+    one_scope = len({c["scope"] for c in columns}) == 1
+    rows = await table(db, slugs, specs, sql, one_scope)
+    return {"columns": columns, "rows": rows, "chart": chart(rows, columns), "one_scope": one_scope,
             "articles": await articles(db, slugs), "links": query_links(datasette, sql, slugs),
             "lower_is_better": sorted(LOWER_IS_BETTER)}
 

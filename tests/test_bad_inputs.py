@@ -29,6 +29,10 @@ REQUIRED = {
     "forbidden-slug", "dangling-article-accelerator", "dangling-citation-source",
     "dangling-offer-accelerator", "number-without-citation", "non-utf8", "empty-file",
     "very-large-file", "alias-bomb", "python-object-tag", "several-faults",
+    # The rules that keep values comparable and their sources citable.
+    "throughput-two-values", "sparse-below-dense", "chip-above-system", "announced-after-available",
+    "retrieved-in-the-future", "citation-vocabularies", "dangling-source-in-broken-record", "cites-aggregator",
+    "forbidden-host", "fp4-vocabulary", "host-interface-not-host", "v2-vocabularies",
 }
 
 

@@ -86,7 +86,8 @@ async def test_best_value_is_marked(compare_page, conn, picked, field):
         assert field not in rows, "a row with no value is left out"
         return
     expected = set()
-    if len(set(values.values())) > 1:
+    scopes = {r[0] for r in conn.execute(f"SELECT DISTINCT scope FROM accelerators WHERE slug IN ({marks})", picked)}
+    if len(set(values.values())) > 1 and len(scopes) == 1:
         best = (min if field in LOWER_IS_BETTER else max)(values.values())
         expected = {slug for slug, value in values.items() if value == best}
     assert {slug for slug, (_, best) in rows[field].items() if best} == expected
@@ -217,3 +218,18 @@ async def test_picker_offers_every_accelerator(client, conn):
     assert response.status_code == 200
     offered = set(re.findall(r'name="ids" value="([^"]+)"', response.text))
     assert offered == {r[0] for r in conn.execute("SELECT slug FROM accelerators")}
+
+
+async def test_no_star_compares_a_system_with_a_device(client, conn):
+    """A system's memory and a GPU's are different measures: the page marks no best value across scopes."""
+    system = conn.execute("SELECT slug FROM accelerators WHERE scope = 'system' AND memory_gb IS NOT NULL "
+                          "ORDER BY slug LIMIT 1").fetchone()
+    device = conn.execute("SELECT slug FROM accelerators WHERE scope = 'device' AND memory_gb IS NOT NULL "
+                          "ORDER BY slug LIMIT 1").fetchone()
+    assert system and device, "the data has a system and a device with a memory figure"
+    page = (await client.get(f"/-/compare?ids={system[0]},{device[0]}")).text
+    assert 'class="best"' not in page
+    assert 'class="compare-scopes"' in page
+    same = [r[0] for r in conn.execute("SELECT slug FROM accelerators WHERE scope = 'device' AND memory_gb IS NOT NULL "
+                                       "GROUP BY memory_gb ORDER BY memory_gb LIMIT 2")]
+    assert 'class="best"' in (await client.get("/-/compare?ids=" + ",".join(same))).text

@@ -193,3 +193,63 @@ def test_duplicate_slug_across_files_names_both(good):
     problems = [str(p) for p in check(good)[2]]
     assert len(problems) == 1
     assert "duplicate accelerators slug 'acme-x1'" in problems[0] and "first defined at" in problems[0]
+
+
+def test_memory_in_gib_is_converted_by_the_one_rule(good, tmp_path):
+    """1 GiB = 2**30 bytes = 1.073741824 GB, rounded to 2 decimals; the citation keeps what was written."""
+    write(good, {"specs/acme-x1.yml": ACCELERATOR.replace("96 GB", "192 GiB")})
+    db = tmp_path / "kb.db"
+    build_database(good, db)
+    expected = round(192 * 2**30 / 10**9, 2)
+    assert rows(db, "select memory_gb from accelerators") == [(expected,)]
+    assert rows(db, "select as_written from citations where field = 'memory_gb'") == [("192 GiB",)]
+
+
+def test_a_citations_kind_follows_its_sources_tier(good, tmp_path):
+    """A maker's own repository is vendor-primary: its figures are vendor specs, whoever hosts the page."""
+    sources = SOURCES.replace("vendors:", """  - slug: model-config
+    url: https://github.com/example-lab/model/blob/main/config.json
+    title: config.json
+    publisher: Example Lab (example-lab/model on GitHub)
+    kind: documentation
+    tier: vendor-primary
+    retrieved: 2026-12-01
+  - slug: press-report
+    url: https://news.example.org/x1
+    title: X1 report
+    publisher: Example News
+    kind: press
+    tier: third-party
+    retrieved: 2026-12-01
+  - slug: lab-run
+    url: https://bench.example.org/x1
+    title: X1 measured
+    publisher: Example Bench
+    kind: benchmark
+    tier: independent-measurement
+    retrieved: 2026-12-01
+vendors:""")
+    accelerator = ACCELERATOR.replace("    tdp_w: 700 W\n", """    tdp_w: {value: 700 W, source: press-report}
+    memory_gb: {value: 96 GB, source: model-config}
+    memory_bandwidth_gbs: {value: 4.8 TB/s, source: lab-run}
+""").replace("    memory_gb: 96 GB\n    memory_bandwidth_gbs: 4.8 TB/s\n", "")
+    write(good, {"sources.yml": sources, "specs/acme-x1.yml": accelerator})
+    db = tmp_path / "kb.db"
+    build_database(good, db)
+    assert rows(db, "select field, kind, tier from citations order by field") == [
+        ("memory_bandwidth_gbs", "measured", "independent-measurement"),
+        ("memory_gb", "vendor-spec", "vendor-primary"),
+        ("tdp_w", "third-party", "third-party")]
+
+
+def test_announced_and_available_dates_are_cited(good, tmp_path):
+    write(good, {"specs/acme-x1.yml": ACCELERATOR.replace("    source: vendor-page\n", """    source: vendor-page
+    announced: '2025-03'
+    available: {value: '2025-06-02', source: vendor-page, note: First shipments.}
+""")})
+    db = tmp_path / "kb.db"
+    build_database(good, db)
+    assert rows(db, "select announced, available from accelerators") == [("2025-03", "2025-06-02")]
+    assert rows(db, "select field, value, as_written, note from citations where field in ('announced', 'available') "
+                    "order by field") == [("announced", None, "2025-03", None),
+                                          ("available", None, "2025-06-02", "First shipments.")]

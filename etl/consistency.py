@@ -1,0 +1,224 @@
+"""Consistency rules across rows and files: what makes the values comparable and their sources citable.
+
+Each file yields `Fact`s (a value a rule needs, with where it was written);
+`check` applies every rule once all files are in and returns located problems.
+The rules: sparse figures never below dense ones; a chip's value never above
+its system's, and `system` naming a system row; a host interface that is a host
+link; a value never citing an aggregator, a source never on a forbidden host, a
+`retrieved` date never in the future; FP4 claims in the FP4 vocabulary, one
+vocabulary per family, and no figure in a precision its row says is
+unsupported. Facts are small tuples: a file's facts are cached with it, and
+only the facts, not the rows, stay in memory until the end.
+"""
+
+import datetime
+from collections import defaultdict
+from typing import NamedTuple
+from urllib.parse import urlsplit
+
+from .problems import Problem
+from .schema import UNCITABLE_TIERS
+
+# Words of a source saying only "FP4", and the formats that name the FP4 encoding.
+FP4_NOT_STATED = "fp4"
+FP4_VOCABULARY = ("nvfp4", "mxfp4", FP4_NOT_STATED)
+# Accelerator values a chip or GPU cannot exceed in the system it belongs to (a
+# price is not a physical bound).
+BOUNDED_BY_SYSTEM = ("memory_gb", "addressable_memory_gb", "memory_bandwidth_gbs", "tdp_w", "interconnect_gbs")
+
+
+class Fact(NamedTuple):
+    """One value a rule across rows needs, and where it was written."""
+
+    kind: str
+    key: tuple
+    value: object
+    path: str
+    line: int
+    field: str
+
+
+def host_of(url):
+    return (urlsplit(url).hostname or "").lower() if url else ""
+
+
+def row_facts(row):
+    """The facts of one validated row (a `validate.Row`)."""
+    v, at = row.values, row.line_of
+    if row.table == "sources":
+        return [Fact("source", (v["slug"],), (v["tier"], host_of(v.get("url"))), row.path, at("url"), "url"),
+                Fact("retrieved", (v["slug"],), v["retrieved"], row.path, at("retrieved"), "retrieved")]
+    if row.table == "forbidden_sources":
+        return [Fact("forbidden", (v["host"].lower().strip("."),), v["reason"], row.path, at("host"), "host")]
+    if row.table == "number_formats":
+        return [Fact("format_family", (v["slug"],), v.get("family"), row.path, at("family"), "family")]
+    if row.table == "interconnects":
+        return [Fact("link_kind", (v["slug"],), v["kind"], row.path, at("kind"), "kind")]
+    if row.table == "throughput":
+        key = (v["accelerator"], v["precision"], v["sparsity"], v["engine"])
+        return [Fact("throughput", key, v["tflops"], row.path, at("tflops"), "tflops")]
+    if row.table == "format_support":
+        supported = v.get("supported") is not False
+        return [Fact("format_claim", (v["accelerator"], v["format"]), supported, row.path, at("format"), "format")]
+    if row.table == "accelerators":
+        facts = [Fact("accelerator", (v["slug"],), (v["scope"], v.get("family")), row.path, at("scope"), "scope")]
+        facts += [Fact("measure", (v["slug"], name), v[name], row.path, at(name), name)
+                  for name in BOUNDED_BY_SYSTEM if v.get(name) is not None]
+        if v.get("system"):
+            facts.append(Fact("system", (v["slug"],), v["system"], row.path, at("system"), "system"))
+        if v.get("host_interface"):
+            facts.append(Fact("host_interface", (v["slug"],), v["host_interface"], row.path, at("host_interface"),
+                              "host_interface"))
+        return facts
+    return []
+
+
+def file_facts(rows, citations):
+    """Every fact of one file: its rows', and the source each of its citations names."""
+    facts = [fact for row in rows for fact in row_facts(row)]
+    facts += [Fact("cites", (c.source,), None, c.path, c.line, c.field) for c in citations]
+    return facts
+
+
+def problem(fact, message):
+    return Problem(fact.path, fact.line, fact.field, message)
+
+
+def where(fact):
+    return f"{fact.path}:{fact.line}"
+
+
+def by_key(facts):
+    return {fact.key: fact for fact in facts}
+
+
+def sparse_above_dense(facts):
+    """A 2:4-sparse figure is never below the dense figure of the same precision and engine."""
+    figures = by_key(facts["throughput"])
+    for (accelerator, precision, sparsity, engine), sparse in figures.items():
+        dense = figures.get((accelerator, precision, "dense", engine))
+        if sparsity != "dense" and dense is not None and sparse.value < dense.value:
+            yield problem(sparse, f"the {sparsity} figure ({sparse.value:g}) is below the dense one "
+                                  f"({dense.value:g}, {where(dense)}): a sparse figure is never lower")
+
+
+def within_system(facts):
+    """`system` names a system row, and a chip's values never exceed the system's."""
+    accelerators = by_key(facts["accelerator"])
+    measures = by_key(facts["measure"])
+    figures = by_key(facts["throughput"])
+    by_accelerator = defaultdict(list)
+    for fact in facts["throughput"]:
+        by_accelerator[fact.key[0]].append(fact)
+    for link in facts["system"]:
+        chip, system = link.key[0], link.value
+        if system == chip:
+            yield problem(link, "an accelerator cannot be its own system")
+            continue
+        if (system,) not in accelerators:
+            continue  # the reference check reports it
+        scope = accelerators[(system,)].value[0]
+        if scope != "system":
+            yield problem(link, f"{system!r} has scope {scope!r}: `system` names a row of scope system")
+            continue
+        for name in BOUNDED_BY_SYSTEM:
+            mine, theirs = measures.get((chip, name)), measures.get((system, name))
+            if mine and theirs and mine.value > theirs.value:
+                yield problem(mine, f"{mine.value:g} is above the {theirs.value:g} of its system {system!r} "
+                                    f"({where(theirs)}): a chip's value never exceeds its system's")
+        for mine in by_accelerator[chip]:
+            theirs = figures.get((system, *mine.key[1:]))
+            if theirs and mine.value > theirs.value:
+                yield problem(mine, f"{mine.value:g} is above the {theirs.value:g} of its system {system!r} "
+                                    f"({where(theirs)}): a chip's value never exceeds its system's")
+
+
+def host_links(facts):
+    """A host interface is an interconnect of kind host."""
+    kinds = by_key(facts["link_kind"])
+    for fact in facts["host_interface"]:
+        link = kinds.get((fact.value,))
+        if link is not None and link.value != "host":
+            yield problem(fact, f"{fact.value!r} is a {link.value} link: host_interface names an interconnect of kind host")
+
+
+def citable_sources(facts):
+    """No value cites an aggregator; no source is on a forbidden host."""
+    sources = by_key(facts["source"])
+    for fact in facts["cites"]:
+        source = sources.get(fact.key)
+        if source is not None and source.value[0] in UNCITABLE_TIERS:
+            yield problem(fact, f"cites {fact.key[0]!r}, a source of tier {source.value[0]}: no value may cite an "
+                                "aggregator (name it in a note, and cite the page it reproduces)")
+    forbidden = by_key(facts["forbidden"])
+    for source in sources.values():
+        host = source.value[1]
+        parts = host.split(".")
+        for suffix in (".".join(parts[i:]) for i in range(len(parts))):
+            if (suffix,) in forbidden:
+                ban = forbidden[(suffix,)]
+                yield problem(source, f"{host} is on the list of forbidden sources ({where(ban)}): {ban.value}")
+                break
+
+
+def earliest_day(date):
+    """The first day a partial date (YYYY, YYYY-MM, YYYY-MM-DD) can mean."""
+    parts = [int(p) for p in date.split("-")] + [1, 1]
+    return datetime.date(*parts[:3])
+
+
+def read_in_the_past(facts, today):
+    for fact in facts["retrieved"]:
+        if earliest_day(fact.value) > today:
+            yield problem(fact, f"{fact.value} is in the future (today is {today.isoformat()}, UTC): "
+                                "retrieved is the date the page was read")
+
+
+def fp4_vocabulary(facts):
+    """FP4 claims use nvfp4, mxfp4 or fp4 ("FP4, format not stated"), and the members of one
+    family either all name the FP4 format or all leave it unstated."""
+    family_of = {fact.key[0]: fact.value for fact in facts["format_family"]}
+    accelerators = by_key(facts["accelerator"])
+    named = defaultdict(dict)   # family -> accelerator -> (names the format?, a claim)
+    for claim in facts["format_claim"]:
+        accelerator, fmt = claim.key
+        if family_of.get(fmt) != "fp4" or not claim.value:
+            continue
+        if fmt not in FP4_VOCABULARY:
+            yield problem(claim, f"{fmt!r} is not an FP4 claim of the vocabulary: write nvfp4, mxfp4, or fp4 "
+                                 "when the source says FP4 without naming the format")
+            continue
+        row = accelerators.get((accelerator,))
+        family = row.value[1] if row else None
+        if family:
+            names, _ = named[family].get(accelerator, (False, claim))
+            named[family][accelerator] = (names or fmt != FP4_NOT_STATED, claim)
+    for family, members in named.items():
+        naming = sorted(a for a, (names, _) in members.items() if names)
+        vague = sorted(a for a, (names, _) in members.items() if not names)
+        if naming and vague:
+            for accelerator in vague:
+                yield problem(members[accelerator][1],
+                              f"family {family!r} names its FP4 format elsewhere ({', '.join(naming)}) but this member "
+                              "says only fp4: name the format as a source states it")
+
+
+def no_figure_where_unsupported(facts):
+    """A figure in a precision family its accelerator is said not to support is a contradiction."""
+    family_of = {fact.key[0]: fact.value for fact in facts["format_family"]}
+    refused = {(c.key[0], family_of.get(c.key[1])): c for c in facts["format_claim"] if not c.value}
+    for figure in facts["throughput"]:
+        accelerator, precision = figure.key[:2]
+        claim = refused.get((accelerator, family_of.get(precision)))
+        if claim is not None:
+            yield problem(figure, f"a {precision} figure, but {where(claim)} says {claim.key[1]} is not supported")
+
+
+RULES = (sparse_above_dense, within_system, host_links, citable_sources, fp4_vocabulary, no_figure_where_unsupported)
+
+
+def check(facts, today=None):
+    """Every problem the rules find in `facts` ({kind: [Fact]}), in rule order."""
+    today = today or datetime.datetime.now(datetime.UTC).date()
+    problems = [p for rule in RULES for p in rule(facts)]
+    return problems + list(read_in_the_past(facts, today))
