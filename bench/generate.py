@@ -223,6 +223,7 @@ class Generator:
             self.write(f"specs/models/{slug}.yml", (
                 f"models:\n  - slug: {slug}\n    name: Synthetic model {i}\n    organization: Synthetic lab\n"
                 f"    total_params_b: {self.rng.choice((7.0, 13.0, 70.0, 405.0))}\n    layers: {layers}\n"
+                f"    hidden_size: 8192\n    intermediate_size: 28672\n    vocab_size: 128256\n"
                 f"    attention_heads: 64\n    kv_heads: 8\n    head_dim: 128\n    attention: gqa\n"
                 f"    max_context: {self.rng.choice((8192, 131072))}\n    source: {self.source()}\n"))
 

@@ -13,6 +13,7 @@ one prefill chunk, CUDA graphs, fragmentation, speculative-decoding heads.
 
 import math
 from dataclasses import dataclass, fields
+from functools import lru_cache
 
 GB = 1e9
 MIB = 2**20
@@ -148,6 +149,7 @@ def ffn_parameters(hidden_size: int, width: int) -> int:
     return GATED_FFN_MATRICES * hidden_size * width
 
 
+@lru_cache(maxsize=256)  # the layout search sizes one architecture many times
 def parameters(arch: Architecture) -> Parameters:
     """Parameter counts from the config fields: embedding and output head
     (one vocab × hidden matrix each, one when tied), attention, dense FFN,

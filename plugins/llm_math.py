@@ -341,7 +341,8 @@ CHECKS = {
         ("context", True, ""), ("batch", True, "1"), ("tp", False, ""), ("pp", False, ""),
         ("usable_fraction", True, "0.9"))),
     "longest-context": lambda args, lookup: sizing_problems(args, lookup, (
-        ("batch", True, "1"), ("pp", True, "1"), ("usable_fraction", True, "0.9"))),
+        ("batch", True, "1"), ("pp", True, "1"), ("max_context", False, ""), ("usable_fraction", True, "0.9")))
+        + [max_context_problem(args, lookup)],
     "largest-batch": lambda args, lookup: sizing_problems(args, lookup, (
         ("context", True, ""), ("pp", True, "1"), ("usable_fraction", True, "0.9"))),
     "cost-per-million-tokens": lambda args, lookup: [
@@ -357,6 +358,14 @@ CHECKS = {
     "search-articles": lambda args, lookup: [None if search_words(args.get("q", "")) else "q is required: words to search for"],
 }
 ALWAYS_CHECKED = {"per-dollar-per-watt"}  # no parameter is required: an empty form is an answer
+
+
+def max_context_problem(args, lookup):
+    """The longest context is searched up to the model's maximum: one must be known."""
+    model, given_max = given(args, "model"), given(args, "max_context")
+    if given_max or not lookup.values("select slug from models where slug = ? and max_context is null", model):
+        return None
+    return f"max_context is required: model {model!r} states no maximum context"
 
 
 def device_class_problem(device_class, lookup):
@@ -375,7 +384,8 @@ def check_parameters(query, request, database_path):
     """1 when the query's parameters are fine, 0 for a blank form (every
     parameter empty: the first visit answers no rows); raises
     sqlite3.OperationalError with every problem otherwise."""
-    args = {name: request.args.get(name, "") for name in request.args}
+    # Datasette's own arguments (`_size`, `_shape`, `_nofacet` ...) are not the query's parameters
+    args = {name: request.args.get(name, "") for name in request.args if not name.startswith("_")}
     if query not in ALWAYS_CHECKED and not any(value for value in args.values()):
         return 0
     lookup = Lookup(database_path)

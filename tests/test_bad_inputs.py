@@ -33,6 +33,7 @@ REQUIRED = {
     "throughput-two-values", "sparse-below-dense", "chip-above-system", "announced-after-available",
     "retrieved-in-the-future", "citation-vocabularies", "dangling-source-in-broken-record", "cites-aggregator",
     "forbidden-host", "fp4-vocabulary", "host-interface-not-host", "v2-vocabularies",
+    "model-missing-sizing-field",
 }
 
 
