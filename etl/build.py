@@ -19,8 +19,8 @@ import pickle
 import sqlite3
 import time
 from collections import deque
-from contextlib import closing
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
 from typing import NamedTuple
 
@@ -30,17 +30,9 @@ from tqdm import tqdm
 from .cache import FileCache, cache_path, file_key
 from .load import Stage, table_counts
 from .problems import DataError, Problem
-from .read import read_bytes, yaml_paths
+from .read import display_path, read_bytes, scan_data
 from .transform import cross_file_columns, file_tables
 from .validate import CrossCheck, file_keys, validate_records
-
-
-def display_path(path, cwd=None):
-    """`data/specs/x.yml` rather than an absolute path, when under the current
-    folder (`cwd`, ending with a slash: given when showing many paths)."""
-    cwd = cwd or os.path.join(os.getcwd(), "")
-    path = os.path.normpath(os.path.join(cwd, path))  # os.path.abspath, without asking for the current folder again
-    return path[len(cwd):] if path.startswith(cwd) else path
 
 
 def gc_paused(function):
@@ -94,7 +86,8 @@ def read_chunk(items):
 
 
 def file_items(files, digest, data_dir):
-    """(shown path, bytes) of each file in turn.
+    """(shown path, bytes) of each file in turn; a Problem instead of the bytes
+    of a file that cannot be read.
 
     `digest` takes in every byte and every path relative to `data_dir`: the
     data release it gives names the files alone, whatever folder the build
@@ -102,8 +95,14 @@ def file_items(files, digest, data_dir):
     """
     cwd, root = os.path.join(os.getcwd(), ""), len(os.path.join(data_dir, ""))
     for path in files:
-        with open(path, "rb", buffering=0) as file:
-            shown, raw = display_path(path, cwd), file.readall()
+        shown = display_path(path, cwd)
+        try:
+            with open(path, "rb", buffering=0) as file:
+                raw = file.readall()
+        except OSError as error:  # unreadable, or gone since the folder was listed
+            digest.update(path[root:].replace(os.sep, "/").encode() + b"\0\0")
+            yield shown, Problem(shown, 1, "-", f"cannot read this file ({error.strerror or error})")
+            continue
         digest.update(path[root:].replace(os.sep, "/").encode() + b"\0")
         digest.update(raw)  # not concatenated: no copy of the file's bytes
         digest.update(b"\0")
@@ -129,8 +128,11 @@ def file_results(files, digest, data_dir, cache, workers=None):
     slots, chunk, pool = deque(), [], None  # slots: results (or a worker's future) in file order
     try:
         for shown, raw in file_items(files, digest, data_dir):
-            key = file_key(shown, raw)
-            cached = cache.get(key)
+            if isinstance(raw, Problem):
+                cached = FileResult({}, [], [], [raw], 0, 0)
+            else:
+                key = file_key(shown, raw)
+                cached = cache.get(key)
             if cached is None:
                 chunk.append((key, (shown, raw)))
             if chunk and (cached is not None or len(chunk) == batch):
@@ -176,11 +178,13 @@ def take(slots, cache, block):
 
 def data_hash(data_dir):
     """The SHA-256 that a build of `data_dir` records as its `data_hash`, without
-    building; None when there is no data file."""
-    files, digest = yaml_paths(data_dir), hashlib.sha256()
+    building; None when there is no data file. A folder with parts that cannot
+    be read gives a hash no build records: a build must say why."""
+    (files, problems), digest = scan_data(data_dir), hashlib.sha256()
     for _ in file_items(files, digest, data_dir):
         pass
-    return digest.hexdigest() if files else None
+    digest.update("".join(map(str, problems)).encode())
+    return digest.hexdigest() if files or problems else None
 
 
 def built_hash(db_path):
@@ -203,10 +207,10 @@ def check(data_dir, cache_file=None, workers=None, progress=None, stage=None):
 
     `stage` (a load.Stage) receives each file's rows as they come.
     """
-    files = yaml_paths(data_dir)
+    files, problems = scan_data(data_dir)
     if not files:
-        return 0, 0, [Problem(str(data_dir), 1, "-", "no data files (*.yml) found")], None, 0
-    digest, cross, problems, records, citations = hashlib.sha256(), CrossCheck(), [], 0, 0
+        return 0, 0, problems or [Problem(str(data_dir), 1, "-", "no data files (*.yml) found")], None, 0
+    digest, cross, records, citations = hashlib.sha256(), CrossCheck(), 0, 0
     with FileCache(cache_file) as cache, (progress or no_progress)(total=len(files)) as bar:
         for result in file_results(files, digest, data_dir, cache, workers):
             problems += result.problems
@@ -236,18 +240,49 @@ def write_inspect(tmp_db, final_db, target):
     return counts
 
 
+class ShrinkError(Exception):
+    """The new database would lose most rows of a table that the current one has."""
+
+    def __init__(self, output, losses):
+        self.losses = losses  # {table: (rows now, rows in the new build)}
+        tables = "; ".join(f"{table}: {before:,} rows now, {after:,} in the new build"
+                           for table, (before, after) in sorted(losses.items()))
+        super().__init__(f"{display_path(output)} would shrink ({tables}). A folder or files may be missing "
+                         "from the data; if the rows were removed on purpose, build with --allow-shrink")
+
+
+def current_counts(output):
+    """Rows per table of the database at `output` now (read-only: a server may be
+    reading it); empty when there is none to compare with."""
+    try:
+        with closing(sqlite3.connect(f"{Path(output).resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            names = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                     if "_fts" not in name and not name.startswith("sqlite_")]
+            return {name: conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] for name in names}
+    except sqlite3.Error:  # no database, or not one: nothing to lose
+        return {}
+
+
+def shrinkage(before, after):
+    """Tables that would become empty or lose more than half of their rows: {table: (before, after)}."""
+    return {table: (rows, after.get(table, 0)) for table, rows in before.items()
+            if rows and (after.get(table, 0) == 0 or after.get(table, 0) * 2 < rows)}
+
+
 def fsync(path):
     with open(path, "rb") as file:
         os.fsync(file.fileno())
 
 
 @gc_paused
-def build_database(data_dir, output, cache=True, workers=None, progress=None):
-    """Build `output` from `data_dir`; return rows per table. Raises DataError.
+def build_database(data_dir, output, cache=True, workers=None, progress=None, allow_shrink=False):
+    """Build `output` from `data_dir`; return rows per table. Raises DataError, or
+    ShrinkError when a table would lose most of its rows (unless `allow_shrink`).
 
     `cache`: reuse the results of unchanged files (see cache.py); `workers`:
     processes that read files (default: one per core); `progress(total=n)`: a
-    context manager with `update(files)`, such as tqdm.
+    context manager with `update(files)`, such as tqdm. The shrink check is a
+    second line of defence against data that went missing without a problem.
     """
     started = time.perf_counter()
     output = Path(output)
@@ -263,7 +298,7 @@ def build_database(data_dir, output, cache=True, workers=None, progress=None):
             cross_file_columns(stage)
             stage.finish({
                 "data_release": data_hash[:12], "data_hash": data_hash,
-                "built_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "built_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "files": files, "records": records,
             })
         # The new file is written without syncs: the rename below must not expose a
@@ -272,6 +307,8 @@ def build_database(data_dir, output, cache=True, workers=None, progress=None):
             synced = syncing.submit(fsync, tmp_db)
             counts = write_inspect(tmp_db, output, tmp_inspect)
             synced.result()
+        if not allow_shrink and (losses := shrinkage(current_counts(output), counts)):
+            raise ShrinkError(output, losses)
         os.replace(tmp_db, output)
         os.replace(tmp_inspect, inspect_path(output))
     finally:

@@ -7,8 +7,15 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from .build import build_database, built_hash, check, data_hash, display_path
-from .problems import DataError
+from .build import (
+    ShrinkError,
+    build_database,
+    built_hash,
+    check,
+    data_hash,
+    display_path,
+)
+from .problems import DataError, printable, report_lines
 from .serve import DEFAULT_DB, ROOT, datasette_args
 
 DEFAULT_DATA = ROOT / "data"
@@ -21,8 +28,8 @@ def cli():
 
 
 def print_problems(problems):
-    for problem in sorted(problems):
-        click.echo(str(problem), err=True)
+    for line in report_lines(problems):
+        click.echo(line, err=True)
     click.echo(f"{len(problems)} problem(s) found.", err=True)
 
 
@@ -45,15 +52,20 @@ def validate(data_dir):
               show_default="computekb.db", help="Database to write (replaced only on success).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table counts (for CI); problems are still printed.")
 @click.option("--no-cache", is_flag=True, help="Re-read every file instead of reusing the results of unchanged ones.")
-def build(data_dir, output, quiet, no_cache):
+@click.option("--allow-shrink", is_flag=True,
+              help="Replace the database even if a table would become empty or lose more than half of its rows.")
+def build(data_dir, output, quiet, no_cache, allow_shrink=False):
     """Validate, then build the SQLite database atomically."""
     # tqdm draws the bar only when stderr is a terminal (disable=None).
     progress = None if quiet else functools.partial(tqdm, desc="Reading", unit=" files", leave=False, disable=None)
     try:
-        result = build_database(data_dir, output, cache=not no_cache, progress=progress)
-    except DataError as error:
-        print_problems(error.problems)
-        click.echo(f"Build failed; {output} was left as it was.", err=True)
+        result = build_database(data_dir, output, cache=not no_cache, progress=progress, allow_shrink=allow_shrink)
+    except (DataError, ShrinkError) as error:
+        if isinstance(error, DataError):
+            print_problems(error.problems)
+        else:
+            click.echo(printable(str(error)), err=True)
+        click.echo(f"Build failed; {printable(str(output))} was left as it was.", err=True)
         sys.exit(1)
     if quiet:
         return

@@ -1,6 +1,20 @@
 """A problem found in the data, located by file, line and field."""
 
+from collections import Counter
 from dataclasses import dataclass
+
+# Characters that could end or rewrite a printed line (a newline in a file
+# name would forge a second `path:line:` problem): Unicode's control characters
+# (C0, DEL, C1) and its line and paragraph separators, shown as escapes instead.
+UNPRINTABLE = {code: f"\\x{code:02x}" for code in [*range(0x20), *range(0x7f, 0xa0)]}
+UNPRINTABLE.update({code: f"\\u{code:04x}" for code in (0x2028, 0x2029)})
+
+SHOWN_ALIKE = 20  # identical problems (same file, field and message) printed before the rest are counted
+
+
+def printable(text):
+    """`text` on one line, its control and line-separator characters escaped."""
+    return text.translate(UNPRINTABLE)
 
 
 @dataclass(frozen=True, order=True)
@@ -11,7 +25,24 @@ class Problem:
     message: str
 
     def __str__(self):
-        return f"{self.path}:{self.line}: {self.field}: {self.message}"
+        return printable(f"{self.path}:{self.line}: {self.field}: {self.message}")
+
+
+def report_lines(problems):
+    """The lines that report `problems`, sorted: of identical problems at many
+    lines, the first SHOWN_ALIKE, then one line counting the rest."""
+    problems = sorted(problems)
+    seen, alike = Counter(), Counter((p.path, p.field, p.message) for p in problems)
+    lines, summaries = [], []
+    for problem in problems:
+        key = (problem.path, problem.field, problem.message)
+        seen[key] += 1
+        if seen[key] <= SHOWN_ALIKE:
+            lines.append(str(problem))
+        if seen[key] == SHOWN_ALIKE + 1:
+            summaries.append(printable(f"  ... and {alike[key] - SHOWN_ALIKE:,} more of "
+                                       f"{problem.path}: {problem.field}: {problem.message}"))
+    return lines + summaries
 
 
 class DataError(Exception):

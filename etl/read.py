@@ -5,19 +5,32 @@ bad input visible instead of silently wrong: duplicate keys are reported (PyYAML
 keeps the last one), aliases and merge keys are refused (they are how "billion
 laughs" bombs work, and curated data never needs them), so are tags other than
 plain scalars (!!set, !!binary, !!python/...), and dates stay strings (so
-`2024-03` and `2024-03-01` are read the same way).
+`2024-03` and `2024-03-01` are read the same way). Plain scalars are typed by
+YAML 1.2's core schema, not PyYAML's YAML 1.1 rules: `010` is ten, not eight;
+`1:30`, `4_29.0`, `NO` and `yes` stay strings.
+
+The data folder is read completely or not at all: a folder that cannot be
+listed, a file that cannot be read and a symbolic link anywhere under it are
+problems, never silently skipped (symbolic links are refused, whatever they
+point to: a link can take the build outside the data folder or read a file
+twice, and the data release must name the files themselves).
+
+Lines are counted as editors count them: a line ends at `\n`, `\r\n` or `\r`
+only (YAML 1.1, so libyaml, also ends lines at U+0085, U+2028 and U+2029).
 """
 
+import bisect
 import operator
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
 from .problems import Problem
@@ -56,11 +69,82 @@ MERGE_TAG = "tag:yaml.org,2002:merge"
 KEY_ON_LINE = re.compile(r"^[\s-]*([A-Za-z_][\w-]*)\s*:")
 
 
-# PyYAML's implicit resolvers by first character, without timestamps: dates stay strings.
-IMPLICIT_RESOLVERS = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in Resolver.yaml_implicit_resolvers.items()
+INT_TAG, FLOAT_TAG, BOOL_TAG, NULL_TAG = (f"tag:yaml.org,2002:{name}" for name in ("int", "float", "bool", "null"))
+
+# YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution), by
+# first character; no timestamps, so dates stay strings. `<<` still resolves to
+# a merge key, so that it is refused rather than read as a key named "<<".
+CORE_SCHEMA = [
+    (NULL_TAG, r"~|null|Null|NULL|", "~nN"),
+    (BOOL_TAG, r"true|True|TRUE|false|False|FALSE", "tTfF"),
+    (INT_TAG, r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", "-+0123456789"),
+    (FLOAT_TAG, r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+     "-+.0123456789"),
+    (MERGE_TAG, r"<<", "<"),
+]
+
+
+def by_first_character(schema):
+    """{first character: [(tag, compiled pattern)]}, as `resolve` looks them up; "" for the empty scalar."""
+    resolvers = {"": [(NULL_TAG, re.compile(r"\Z"))]}
+    for tag, pattern, firsts in schema:
+        for first in firsts:
+            resolvers.setdefault(first, []).append((tag, re.compile(f"(?:{pattern})\\Z")))
+    return resolvers
+
+
+IMPLICIT_RESOLVERS = by_first_character(CORE_SCHEMA)
+
+SQLITE_INTEGERS = range(-2**63, 2**63)  # what an INTEGER column can hold
+MAX_INT_DIGITS = 40  # far more than SQLite's 19; keeps int() away from Python's 4,300-digit limit
+
+
+def core_int(text):
+    """A YAML 1.2 core integer: decimal (leading zeros are not octal), 0o octal or 0x hexadecimal."""
+    if text[:2] in ("0o", "0x"):
+        return int(text[2:], 8 if text[1] == "o" else 16)
+    return int(text, 10)
+
+
+def core_float(text):
+    """A YAML 1.2 core float: digits as Python reads them, or `.inf`, `-.inf`, `.nan` in any case YAML allows."""
+    if text.lstrip("-+").lower() in (".inf", ".nan"):  # Python writes them `inf` and `nan`
+        return float(text.replace(".", "", 1))
+    return float(text)
+
+
+SCALARS = {
+    NULL_TAG: lambda text: None,
+    BOOL_TAG: lambda text: text[0] in "tT",
+    INT_TAG: core_int,
+    FLOAT_TAG: core_float,
 }
+
+# Characters YAML does not allow in a file (C0 controls but tab and line ends,
+# DEL, C1 controls but U+0085, surrogates, U+FFFE, U+FFFF): found here, they are
+# reported at their line and column instead of as libyaml's two-line message.
+NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+LINE_END = re.compile(r"\r\n|\r|\n")
+BYTES_LINE_END = re.compile(rb"\r\n|\r|\n")
+YAML_1_1_LINE_END = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+EXTRA_YAML_LINE_ENDS = re.compile("[\x85\u2028\u2029]")
+
+
+def editor_lines(text):
+    """The lines of `text` as an editor shows them."""
+    return LINE_END.split(text)
+
+
+def editor_line_numbers(text):
+    """For each line libyaml counts (0-based), the editor's line number (1-based);
+    None when both count the same (no U+0085, U+2028 or U+2029 in the text)."""
+    if not EXTRA_YAML_LINE_ENDS.search(text):
+        return None
+    numbers, line = [1], 1
+    for end in YAML_1_1_LINE_END.finditer(text):
+        line += end.group() not in "\x85\u2028\u2029"
+        numbers.append(line)
+    return numbers
 
 
 class Refused(yaml.YAMLError):
@@ -84,6 +168,11 @@ class LineConstructor:
         # Nodes already built: meeting one again means an alias. A text without
         # `&` and `*` holds no anchor and no alias, and skips the bookkeeping.
         self.seen = set() if "&" in stream or "*" in stream else None
+        self.editor_line = editor_line_numbers(stream)
+
+    def line_of(self, mark):
+        """The editor's line (1-based) of a mark."""
+        return mark.line + 1 if self.editor_line is None else self.editor_line[mark.line]
 
     # The composers call these two around every node, for path resolvers
     # (yaml.add_path_resolver), of which none is registered. Builtins that take
@@ -124,7 +213,7 @@ class LineConstructor:
             return [child.value if plain and child.__class__ is ScalarNode and child.tag == STR_TAG
                     else self.construct_object(child) for child in node.value]
         if kind is ScalarNode and tag in PLAIN_SCALAR_TAGS:
-            return self.yaml_constructors[tag](self, node)  # int, float, bool, null
+            return self.construct_scalar_value(node, tag)
         if tag == MERGE_TAG:
             # Merging copies the merged mapping once per use before any alias is
             # seen: nested `<<: [*a, *a, ...]` grow exponentially (a 1 KB file asks
@@ -133,9 +222,21 @@ class LineConstructor:
         # !!binary, !!set (unordered: the build would not be repeatable), !!python/...
         raise Refused(node.start_mark, f"YAML tag {tag!r} is not allowed in data files")
 
+    def construct_scalar_value(self, node, tag):
+        """An int, float, bool or null by YAML 1.2 core rules; an integer must fit SQLite."""
+        if tag == INT_TAG:
+            digits = len(node.value.lstrip("-+"))
+            value = core_int(node.value) if digits <= MAX_INT_DIGITS else None
+            if value is None or value not in SQLITE_INTEGERS:  # `None in range` would compare with every integer
+                shown = node.value if digits <= MAX_INT_DIGITS else f"an integer of {digits:,} digits"
+                raise Refused(node.start_mark, f"{shown} is outside the integers SQLite stores "
+                                               f"({SQLITE_INTEGERS.start} to {SQLITE_INTEGERS.stop - 1})")
+            return value
+        return SCALARS[tag](node.value)
+
     def construct_mapping(self, node, deep=False):
         mapping = LineDict()
-        mapping.line = node.start_mark.line + 1
+        mapping.line = self.line_of(node.start_mark)
         mapping.lines = lines = {}
         plain = self.seen is None  # strings taken straight from their node: one call fewer each
         for key_node, value_node in node.value:
@@ -145,7 +246,7 @@ class LineConstructor:
                 key = self.construct_object(key_node)
                 if key.__class__ is not str:
                     key = str(key)
-            line = key_node.start_mark.line + 1
+            line = key_node.start_mark.line + 1 if self.editor_line is None else self.line_of(key_node.start_mark)
             if key in mapping:
                 self.duplicates.append((line, key))
                 continue
@@ -197,48 +298,103 @@ class Record:
 YAML_SUFFIXES = (".yml", ".yaml")
 
 
-def yaml_paths(folder):
-    """Every YAML file under `folder` (as str), in the order of their path parts.
+def display_path(path, cwd=None):
+    """`data/specs/x.yml` rather than an absolute path, when under the current
+    folder (`cwd`, ending with a slash: given when showing many paths)."""
+    cwd = cwd or os.path.join(os.getcwd(), "")
+    path = os.path.normpath(os.path.join(cwd, path))  # os.path.abspath, without asking for the current folder again
+    return path.removeprefix(cwd)
 
-    Each folder's entries are visited in name order, which gives that order
-    without comparing whole paths, and costs a stat per folder, not per file.
+
+class DataFiles(NamedTuple):
+    """What a data folder holds: its YAML files, and why any part of it cannot be read."""
+
+    paths: list     # str, in the order of their path parts
+    problems: list  # Problem: a folder that cannot be listed, a symbolic link, a YAML name that is not a file
+
+
+def scan_data(folder):
+    """Every YAML file under `folder`, and a problem for anything under it that would be skipped.
+
+    Each folder's entries are visited in name order, which gives the order of
+    path parts without comparing whole paths, and costs a stat per folder, not
+    per file. A missing data folder holds nothing (the build says it found no
+    data file); anything under it that cannot be read is a problem.
     """
+    found = DataFiles([], [])
+    cwd = os.path.join(os.getcwd(), "")
     try:
-        with os.scandir(folder) as scan:
-            entries = sorted(scan, key=lambda entry: entry.name)
-    except OSError:  # missing, not a folder, unreadable: nothing to read there, as with Path.rglob
-        return []
-    found = []
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            found += yaml_paths(entry.path)
-        elif entry.name.endswith(YAML_SUFFIXES) and entry.name not in YAML_SUFFIXES and entry.is_file():
-            found.append(entry.path)  # a name that is only the suffix has no suffix for Path either
+        scan_folder(os.fspath(folder), found, cwd)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
     return found
+
+
+def folder_problem(path, message, cwd):
+    return Problem(display_path(path, cwd), 1, "-", message)
+
+
+def scan_folder(folder, found, cwd):
+    with os.scandir(folder) as scan:
+        entries = sorted(scan, key=lambda entry: entry.name)
+    for entry in entries:
+        if entry.is_symlink():
+            found.problems.append(folder_problem(
+                entry.path, "symbolic link: links are not followed in the data folder; put the file or folder itself here", cwd))
+        elif entry.is_dir(follow_symlinks=False):
+            try:
+                scan_folder(entry.path, found, cwd)
+            except OSError as error:
+                found.problems.append(folder_problem(entry.path, f"cannot list this folder ({error.strerror})", cwd))
+        elif entry.name.endswith(YAML_SUFFIXES) and entry.name not in YAML_SUFFIXES:  # `.yml` alone has no suffix
+            if entry.is_file(follow_symlinks=False):
+                found.paths.append(entry.path)
+            else:
+                found.problems.append(folder_problem(entry.path, "not a regular file", cwd))
 
 
 def data_files(data_dir):
     """Every YAML file under data_dir, in a stable order."""
-    return [Path(path) for path in yaml_paths(data_dir)]
+    return [Path(path) for path in scan_data(data_dir).paths]
 
 
 def key_on_line(text, line):
     """The key written on a line, to name the field of a file-level problem."""
-    lines = text.splitlines()
+    return key_in(editor_lines(text), line)
+
+
+def key_in(lines, line):
     match = KEY_ON_LINE.match(lines[line - 1]) if 0 < line <= len(lines) else None
     return match.group(1) if match else "-"
 
 
-def yaml_error(error, text):
+def yaml_error(error, text, line_of):
     """(line, reason) of a parse error. A quote or bracket left open is only
     noticed at the end of the file: point at where it was opened instead."""
     problem, context = getattr(error, "problem_mark", None), getattr(error, "context_mark", None)
     reason = getattr(error, "problem", None) or str(error)
     if context is not None and (problem is None or problem.index >= len(text.rstrip())):
-        line, reason = context.line + 1, f"{reason} {error.context}"
+        line, reason = line_of(context), f"{reason} {error.context}"
     else:
-        line = problem.line + 1 if problem else 1
-    return min(line, max(1, len(text.splitlines()))), reason  # the end of a file is on its last line
+        line = line_of(problem) if problem else 1
+    return min(line, line_count(text)), reason  # the end of a file is on its last line
+
+
+def line_count(text):
+    """How many lines an editor shows for `text` (a final line end starts no line)."""
+    return max(1, len(LINE_END.findall(text)) + (not text.endswith(("\n", "\r"))))
+
+
+def control_character_problems(text, path):
+    """Each character YAML does not allow, at its line and column (1-based)."""
+    starts = [0] + [end.end() for end in LINE_END.finditer(text)]  # where each line begins
+    lines, problems = editor_lines(text), []
+    for found in NOT_PRINTABLE.finditer(text):
+        line = bisect.bisect_right(starts, found.start())
+        column = found.start() - starts[line - 1] + 1
+        problems.append(Problem(path, line, key_in(lines, line),
+                                f"column {column}: character U+{ord(found.group()):04X} is not allowed in YAML; remove it"))
+    return problems
 
 
 def too_deep(path):
@@ -252,20 +408,22 @@ def parse_text(raw, path):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
+        line = len(BYTES_LINE_END.findall(raw, 0, error.start)) + 1
         field = key_on_line(raw.decode("utf-8", "replace"), line)
         return None, [Problem(path, line, field, f"not UTF-8 (byte 0x{raw[error.start]:02x}); save the file as UTF-8")]
+    if NOT_PRINTABLE.search(text):
+        return None, control_character_problems(text, path)
     loader = loader_for(text)(text)
     try:
         document = loader.get_single_data()
     except Refused as error:
-        line = error.problem_mark.line + 1
+        line = loader.line_of(error.problem_mark)
         return None, [Problem(path, line, key_on_line(text, line), error.message)]
     except yaml.YAMLError as error:
-        line, reason = yaml_error(error, text)
+        line, reason = yaml_error(error, text, loader.line_of)
         if "maximum nesting depth" in reason:  # PyYAML 6.0.4+ stops deep nesting itself
             return None, [too_deep(path)]
-        if "\t" in "".join(text.splitlines()[line - 1 : line]):
+        if "\t" in "".join(editor_lines(text)[line - 1 : line]):
             reason += " (tabs cannot indent YAML; use spaces)"
         return None, [Problem(path, line, key_on_line(text, line), f"invalid YAML: {reason}")]
     except RecursionError:

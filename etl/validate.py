@@ -25,7 +25,7 @@ from .schema import (
 )
 from .units import UnitError, to_unit
 
-DATE_PATTERN = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+DATE_PATTERN = re.compile(r"[0-9]{4}(?:-[0-9]{2}(?:-[0-9]{2})?)?\Z")  # ASCII digits only; \Z: no trailing newline
 CITATION_KEYS = {"value", "source", "kind", "scope", "note"}
 
 SLUG = core_schema.str_schema(pattern=SLUG_PATTERN, max_length=120)

@@ -34,6 +34,8 @@ REQUIRED = {
     "retrieved-in-the-future", "citation-vocabularies", "dangling-source-in-broken-record", "cites-aggregator",
     "forbidden-host", "fp4-vocabulary", "host-interface-not-host", "v2-vocabularies",
     "model-missing-sizing-field",
+    "control-character", "line-separator-in-string", "newline-in-file-name", "repeated-problems",
+    "integer-out-of-range", "integer-too-long", "yaml-1-1-values", "non-ascii-date", "symbolic-links",
 }
 
 
@@ -49,7 +51,43 @@ def write_deep_nesting(data):
     (data / "specs/accelerators/acme-x2.yml").write_text("accelerators: " + "[" * 50_000)
 
 
-GENERATED = {"very-large-file": write_large_file, "deep-nesting": write_deep_nesting}
+def write_control_characters(data):
+    """A BEL and a NUL: git would store such a file as binary."""
+    lines = (BASE / "specs/accelerators/acme-x1.yml").read_text().replace("acme-x1", "acme-x2").splitlines(keepends=True)
+    lines[5] = lines[5].replace("status: ", "status: ship\x07")
+    lines[8] = lines[8].replace("tdp_w: ", "tdp_w: 7\x00")
+    (data / "specs/accelerators/acme-x2.yml").write_text("".join(lines))
+
+
+def write_long_integer(data):
+    offers = data / "specs/cloud_offers/cloudco.yml"
+    offers.write_text(offers.read_text().replace("gpu_count: 8", "gpu_count: " + "9" * 5000))
+
+
+def write_newline_in_file_name(data):
+    offers = data / "specs/cloud_offers/cloudco.yml"
+    (offers.parent / "bad\nname.yml").write_text(offers.read_text().replace("acme-x1", "acme-x9").replace("-8\n", "-9\n"))
+
+
+def write_symbolic_links(data):
+    """A folder moved out of the data folder and linked back, and a link to a file inside it."""
+    (data / "articles").rename(data.parent / "articles")
+    (data / "articles").symlink_to(data.parent / "articles")
+    (data / "specs/linked.yml").symlink_to(data / "specs/vendors.yml")
+
+
+def write_repeated_problems(data):
+    """`1,` 20,000 times: items that are not records, each the same problem."""
+    (data / "specs/accelerators/acme-x2.yml").write_text("accelerators: [" + "1," * (REPEATED - 1) + "1]\n")
+
+
+REPEATED = 20_000
+
+
+GENERATED = {"very-large-file": write_large_file, "deep-nesting": write_deep_nesting,
+             "control-character": write_control_characters, "integer-too-long": write_long_integer,
+             "newline-in-file-name": write_newline_in_file_name, "symbolic-links": write_symbolic_links,
+             "repeated-problems": write_repeated_problems}
 
 
 def expected_lines(case):
@@ -118,3 +156,14 @@ def test_bad_input_is_refused_at_its_location(case, workdir):
         unmatched.remove(match)
     assert not unmatched, "unexpected problems:\n" + "\n".join(unmatched)
     assert snapshot(workdir) == before
+
+
+def test_repeated_problems_are_counted_after_twenty(workdir):
+    write_repeated_problems(workdir / "data")
+
+    result = CliRunner().invoke(cli, ["validate", "--data", "data"])
+
+    lines = result.stderr.splitlines()
+    assert len(lines) == 20 + 2, lines[:3]  # 20 problems, the count of the others, the total
+    assert lines[20] == f"  ... and {REPEATED - 20:,} more of data/specs/accelerators/acme-x2.yml: accelerators: " \
+                        "expected a record (a mapping), got int"

@@ -8,6 +8,7 @@ record, cut or repeat a line).
 """
 
 import copy
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -44,8 +45,9 @@ documents = st.dictionaries(st.sampled_from([t.name for t in TABLES]) | st.text(
 
 
 def line_count(raw):
-    """Lines as YAML may count them: splitlines() breaks at \\n, \\r, U+0085, U+2028..."""
-    return max(1, len(raw.decode("utf-8", "replace").splitlines()))
+    """Lines as an editor counts them: ended by \\n, \\r\\n or \\r only."""
+    text = raw.decode("utf-8", "replace")
+    return max(1, len(re.findall(r"\r\n|\r|\n", text)) + (not text.endswith(("\n", "\r"))))
 
 
 def assert_located(problems, data_dir):
