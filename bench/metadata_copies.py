@@ -11,8 +11,11 @@ Both costs grow with the size of the metadata, so plain `datasette -i` (no
 metadata) does not pay them. This script serves the database in-process
 exactly as `computekb serve` does (etl.serve.make_datasette), counts and times
 those copies and lookups, per page of the serving benchmark (the times
-overlap: a lookup can be inside a permission check). plugins/shared_metadata.py
-is what keeps the copies at zero: a regression there shows here first.
+overlap: a lookup can be inside a permission check). Only a patch of
+Datasette's internals could avoid them (one was removed: docs/BENCHMARKS.md),
+so this shows what they cost, and how the size of the metadata weighs on it.
+To count them, this script (not the server) stands in for Datasette's `copy`
+module and its `metadata` method while it runs.
 """
 
 import argparse

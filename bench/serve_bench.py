@@ -78,7 +78,8 @@ def pages(db):
         every = [s for (s,) in conn.execute("select slug from accelerators order by slug")]
         accelerators = every[::max(1, len(every) // 200)]
         compared = [s for (s,) in conn.execute("select slug from accelerators order by slug limit 3")]
-        word = conn.execute("select title from articles where title is not null limit 1").fetchone()[0].split()[1]
+    word = search_word(db)
+    with sqlite3.connect(db) as conn:
         currency = conn.execute("select currency from cloud_offers group by currency order by count(*) desc").fetchone()[0]
     return {
         "row page": [f"/computekb/accelerators/{slug}" for slug in accelerators],
@@ -86,9 +87,27 @@ def pages(db):
         "filtered + faceted": f"/computekb/cloud_offers?currency={currency}&_facet=provider&_facet=accelerator",
         "filtered + faceted (articles)": "/computekb/articles?language=fr&_facet=category&_facet=site",
         "search": f"/computekb/articles?_search={word}",
+        "search page": f"/computekb/search-articles?q={word}",
         "compare page": "/-/compare?ids=" + ",".join(compared),
         "dashboard": "/-/dashboards/accelerator-landscape",
     }
+
+
+def search_word(db):
+    """The word the search pages ask for: the second word of the first title."""
+    with sqlite3.connect(db) as conn:
+        return conn.execute("select title from articles where title is not null limit 1").fetchone()[0].split()[1]
+
+
+def fts_alone(db, word, requests):
+    """p50 and p95 in ms of FTS5 alone finding the matches of `word` (their rowids, in-process)."""
+    times = []
+    with sqlite3.connect(f"file:{db}?immutable=1", uri=True) as conn:
+        for _ in range(requests):
+            started = time.perf_counter()
+            matches = conn.execute("select rowid from articles_fts where articles_fts match ?", (f'"{word}"',)).fetchall()
+            times.append(time.perf_counter() - started)
+    return len(matches), percentile(times, 50) * 1000, percentile(times, 95) * 1000
 
 
 def path_at(path, i):
@@ -186,6 +205,9 @@ def main():
                   f"load average {os.getloadavg()[0]:.2f}")
             times, statuses = run(servers, pages(db), args.requests, args.warmup, args.deadline)
             report(times, statuses, servers)
+            word = search_word(db)
+            matches, p50, p95 = fts_alone(db, word, args.requests)
+            print(f"FTS5 alone, the {matches} matches of {word!r}: p50 {p50:.1f}ms, p95 {p95:.1f}ms")
         finally:
             for _, process, _ in processes:
                 process.terminate()

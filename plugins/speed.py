@@ -164,7 +164,7 @@ def without_repeated_facets(query_string, defaults):
 
 
 @hookimpl
-def asgi_wrapper(datasette):
+def asgi_wrapper():
     if not speedups.enabled():
         return None
     pages = default_facets(generated_metadata())

@@ -43,24 +43,21 @@ async def test_the_page_of_an_untitled_article_shows_the_marked_label(fixture_cl
     assert "[label derived from summary]" in page
 
 
-def test_a_rebuild_replaces_the_file_a_reader_has_open_in_one_step(tmp_path):
-    """A reader of the last database keeps reading it whole while a rebuild puts
-    a new file in its place: the new database is renamed over the old one, not
-    written into it."""
+def test_a_rebuild_leaves_the_file_a_reader_has_open_whole(tmp_path):
+    """A server that has the last database open keeps reading that file, whole
+    and unchanged, while a rebuild puts a new file in its place: the new database
+    is renamed over the old one, never written into it."""
     data = shutil.copytree(FIXTURE_DATA, tmp_path / "data")
     db = tmp_path / "out" / "computekb.db"
     build_database(data, db)
-    reader = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        assert reader.execute("select memory_gb from accelerators where slug = 'acme-x1'").fetchone() == (96,)
+    with open(db, "rb") as reader:
+        before = reader.read()
         accelerators = data / "specs" / "accelerators" / "acme.yml"
         accelerators.write_text(accelerators.read_text(encoding="utf-8").replace("96 GB", "192 GB"), encoding="utf-8")
         build_database(data, db)
-        assert rows(db, "select memory_gb from accelerators where slug = 'acme-x1'") == [(192,)]
-        assert reader.execute("select memory_gb from accelerators where slug = 'acme-x1'").fetchone() == (96,)
-        assert reader.execute("pragma integrity_check").fetchone() == ("ok",)
-    finally:
-        reader.close()
+        reader.seek(0)
+        assert reader.read() == before
+    assert rows(db, "select memory_gb from accelerators where slug = 'acme-x1'") == [(192,)]
     assert sorted(p.name for p in db.parent.iterdir() if p.name.endswith(".tmp")) == []
 
 
@@ -109,3 +106,20 @@ async def test_the_home_page_links_to_the_tables_of_the_database(fixture_client)
     for link in ("/computekb/accelerators?memory_gb__gte=80", "/computekb/what-fits", "/computekb/articles",
                  "/computekb/search-articles", "/computekb/citations", "/computekb/sources"):
         assert f'href="{link}' in page, link
+
+
+# --- the search page ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("q, expected", [
+    ("memoire", {"acme-x1-revue-fr"}),                        # "mémoire", accents ignored
+    ("X1", {"acme-x1-review", "acme-x1-revue-fr"}),
+    ("power cost", {"untitled-power-note"}),
+    ("nothing-of-the-sort", set()),
+])
+async def test_the_search_page_finds_every_match_best_first_with_marks(fixture_client, q, expected):
+    response = await fixture_client.get(f"/computekb/search-articles.json?q={q}&_shape=array")
+    assert response.status_code == 200
+    found = response.json()
+    assert {r["article"] for r in found} == expected
+    assert [r["bm25"] for r in found] == sorted(r["bm25"] for r in found)
+    assert all("<mark>" in r["snippet"] + r["title"] for r in found)
