@@ -1,0 +1,17 @@
+// Reader pages: "cite this value" buttons copy the citation in the chosen format.
+// Without JavaScript (or clipboard permission) the citation stays readable in the textarea beside them.
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("button.copy-cite");
+  if (!button) return;
+  const text = button.dataset.cite;
+  const box = button.parentElement.querySelector("textarea");
+  if (box) box.value = text;
+  try {
+    await navigator.clipboard.writeText(text);
+    button.dataset.copied = "yes";
+    button.textContent = "Copied " + button.dataset.format;
+  } catch (error) {
+    if (box) { box.focus(); box.select(); }
+    button.textContent = "Select and copy from the box";
+  }
+});
