@@ -15,3 +15,9 @@ document.addEventListener("click", async (event) => {
     button.textContent = "Select and copy from the box";
   }
 });
+
+// The calculator: a changed choice refreshes the answer (the form works without this, by its button).
+document.addEventListener("change", (event) => {
+  const form = event.target.closest("form.fits-form");
+  if (form && event.target.tagName === "SELECT" && form.checkValidity()) form.submit();
+});
