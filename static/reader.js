@@ -21,3 +21,10 @@ document.addEventListener("change", (event) => {
   const form = event.target.closest("form.fits-form");
   if (form && event.target.tagName === "SELECT" && form.checkValidity()) form.submit();
 });
+
+// A filter's blank choice means "no filter": say so ("All") instead of showing an empty box.
+document.addEventListener("DOMContentLoaded", () => {
+  for (const option of document.querySelectorAll("select option[value='']")) {
+    if (!option.textContent.trim()) option.textContent = "All";
+  }
+});
