@@ -81,11 +81,12 @@ def words(query):
 
 
 def fts_expression(query):
-    """Every word must match, itself or a synonym: `("memoire" OR "memory" OR "kv cache") "gpu"`."""
+    """Every word must match, itself or a synonym: `("memoire" OR "memory" OR "kv cache") AND "gpu"`
+    (FTS5 reads no implicit AND next to a parenthesised group)."""
     def alternatives(word):
         options = [word, *SYNONYMS.get(word, ())]
         return "(" + " OR ".join(f'"{o}"' for o in options) + ")" if len(options) > 1 else f'"{word}"'
-    return " ".join(alternatives(word) for word in words(query))
+    return " AND ".join(alternatives(word) for word in words(query))
 
 
 def marked(text):
