@@ -233,7 +233,10 @@ class SheetBuilder:
             value = self.value(f"{t['precision']} {t['engine']} {t['sparsity']}", f"{number(t['tflops'])} {unit}",
                                self.cited.get(("throughput", t["slug"], "tflops")), anchor=anchor, unit=unit)
             value.label = f"{t['precision'].upper()} {t['engine']} {'dense' if t['sparsity'] == 'dense' else '2:4 sparse'}"
-            setattr(rows[key], "dense" if t["sparsity"] == "dense" else "sparse", value)
+            if t["sparsity"] == "dense":
+                rows[key].dense = value
+            else:
+                rows[key].sparse = value
         order = {p: i for i, p in enumerate(DENSE_PRECISIONS)}
         return sorted(rows.values(), key=lambda r: (r.unit == "TOPS", order.get(r.precision, 99), r.engine))
 

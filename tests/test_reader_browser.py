@@ -52,6 +52,14 @@ def sized(browser, request):
         context.close()
 
 
+def wider_than_the_screen(page):
+    """The innermost elements that make a phone page scroll sideways, to say what to fix."""
+    return page.evaluate("""() => [...document.querySelectorAll('body *')]
+        .filter(e => e.getBoundingClientRect().right > innerWidth
+                     || (e.scrollWidth > innerWidth && getComputedStyle(e).overflowX === 'visible'))
+        .slice(-4).map(e => `${e.tagName}.${e.className}: ${e.scrollWidth}px, right ${e.getBoundingClientRect().right}`)""")
+
+
 def own_errors(page, status_page=False):
     """Console errors, without the browser's note of the page's own 4xx status on an error page."""
     return [e for e in page.console_errors if not (status_page and "the server responded with a status of 4" in e)]
@@ -66,7 +74,7 @@ def test_page_title_fits_the_screen_and_has_no_console_error(server, sized, name
     assert re.search(title, page.title()), page.title()
     assert page.locator(".not-footer > header").is_visible(), "the site's header"
     if width == 390:
-        assert page.evaluate("document.documentElement.scrollWidth") <= 390, "no sideways scroll on a phone"
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, wider_than_the_screen(page)
     assert own_errors(page, status_page=name == "not-found") == []
 
 
