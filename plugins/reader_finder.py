@@ -47,13 +47,6 @@ def reader_pairs(query_string):
             if v.strip() and k not in OWN_ARGUMENTS]
 
 
-def with_default_sort(pairs):
-    """Sorted by bandwidth unless the reader chose a sort."""
-    if any(k in ("_sort", "_sort_desc") for k, _ in pairs):
-        return pairs
-    return [*pairs, ("_sort_desc", "memory_bandwidth_gbs")]
-
-
 def json_path(pairs):
     extra = [("_shape", "objects"), ("_size", "max"), *(("_col", c) for c, _ in COLUMNS)]
     return f"/{DATABASE}/accelerators.json?" + urlencode(pairs + extra)
@@ -88,7 +81,7 @@ async def finder(request, datasette):
     if len(pairs) != len(parse_qsl(request.query_string, keep_blank_values=True)):
         # blank fields of a submitted form: the permalink is the tidy URL
         return Response.redirect(datasette.urls.path(PATH) + ("?" + urlencode(pairs) if pairs else ""))
-    query = with_default_sort(pairs)
+    query = pairs  # unsorted: the table's own default, by bandwidth (etl/schema.py sort_desc)
     answer = await datasette.client.get(json_path(query))
     data = answer.json()
     context = {

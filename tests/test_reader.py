@@ -14,7 +14,7 @@ from etl.serve import METADATA_YML
 from etl.transform import DERIVED_MARK
 from etl.units import typed_spelling
 from plugins.reader_fits import ContextError, context_tokens, memory_split, ranked
-from plugins.reader_search import fts_expression
+from plugins.reader_search import CLOSE, OPEN, fts_expression, marked
 from plugins.reader_spec import nearest_peers
 
 H200 = "nvidia-h200-sxm"
@@ -80,6 +80,10 @@ def test_a_search_word_matches_its_synonyms_and_quotes_are_text():
     assert fts_expression("vram gpu") == '("vram" OR "memoire" OR "memory") AND "gpu"'
 
 
+def test_marks_are_the_only_markup_of_a_highlight():
+    assert marked(f"a <b>{OPEN}KV{CLOSE}</b>") == "a &lt;b&gt;<mark>KV</mark>&lt;/b&gt;"
+
+
 async def test_spec_sheet_reads_as_a_spec_sheet(client, conn):
     row = conn.execute("select name from accelerators where slug = ?", (H200,)).fetchone()
     page = (await client.get(f"/computekb/accelerators/{H200}")).text
@@ -116,19 +120,28 @@ async def test_compute_keeps_dense_and_sparse_and_tops_apart(client, conn):
     slug, = conn.execute("select accelerator from throughput where precision = 'int8' and sparsity = 'sparse-2-4' "
                          "order by accelerator limit 1").fetchone()
     page = (await client.get(f"/computekb/accelerators/{slug}")).text
+    table = page[page.index('class="compute-table"'):page.index("</table>", page.index('class="compute-table"'))]
+    rows = {(p.lower(), engine): cells for p, engine, cells in
+            re.findall(r"<th scope=\"row\">([^<]+)</th><td>([^<]+)</td>(.*?)</tr>", table, re.S)}
     for t in conn.execute("select precision, sparsity, engine, tflops from throughput where accelerator = ?", (slug,)):
         anchor = f"{t['precision']}_{t['engine']}_{'dense' if t['sparsity'] == 'dense' else 'sparse'}"
         block = section(page, anchor)[:400]
         unit = "TOPS" if t["precision"].startswith("int") else "TFLOPS"
         assert f"{written(t['tflops'])} {unit}" in block, anchor
+        dense, sparse = re.split(r"</td>\s*<td>", rows[(t["precision"], t["engine"])], maxsplit=1)
+        assert f'id="{anchor}"' in (dense if t["sparsity"] == "dense" else sparse), "in its column"
 
 
 async def test_compare_with_proposes_peers_of_the_same_scope(client, conn):
-    page = (await client.get(f"/computekb/accelerators/{H200}")).text
-    peers = re.findall(r'data-peer="([^"]+)"', page)
     scope = {r[0]: r[1] for r in conn.execute("select slug, scope from accelerators")}
-    assert 0 < len(peers) <= 4 and H200 not in peers
-    assert {scope[p] for p in peers} == {scope[H200]}
+    others = [r[0] for r in conn.execute("select slug from accelerators where scope <> 'device' "
+                                         "and memory_gb > 0 and memory_bandwidth_gbs > 0")]
+    for slug in [H200, *others]:
+        page = (await client.get(f"/computekb/accelerators/{slug}")).text
+        peers = re.findall(r'data-peer="([^"]+)"', page)
+        assert len(peers) <= 4 and slug not in peers
+        assert {scope[p] for p in peers} <= {scope[slug]}, slug
+    assert re.findall(r'data-peer="([^"]+)"', (await client.get(f"/computekb/accelerators/{H200}")).text)
 
 
 async def test_finder_answers_the_readers_question(client, conn):
