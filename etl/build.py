@@ -129,7 +129,7 @@ def file_results(files, digest, data_dir, cache, workers=None):
     try:
         for shown, raw in file_items(files, digest, data_dir):
             if isinstance(raw, Problem):
-                cached = FileResult({}, [], [], [raw], 0, 0)
+                cached = FileResult({}, [], [], [raw], 0, 0, [])
             else:
                 key = file_key(shown, raw)
                 cached = cache.get(key)

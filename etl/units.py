@@ -81,3 +81,23 @@ def to_unit(text, unit):
     if unit in DECIMALS:
         return round(magnitude, DECIMALS[unit])
     return float(f"{magnitude:.12g}")
+
+
+# Prefixes a reader may type before a column's base unit ("tb/s" on a GB/s column).
+PREFIXES = ("", "k", "M", "G", "T", "P", "Ki", "Mi", "Gi", "Ti", "Pi")
+
+
+def typed_spelling(text, unit):
+    """`text` ("3 tb/s") with its unit spelled as pint knows it ("3 TB/s"), for queries typed by
+    readers, who do not mind case; None when no spelling of `unit` with a prefix matches.
+
+    Data files keep the exact spelling the vendor prints: this is for filters only. Milli is not
+    offered, so "mw" on a W column can only be MW.
+    """
+    match = QUANTITY.match(text) if isinstance(text, str) else None
+    if match is None:
+        return None
+    base = next(unit[len(p):] for p in sorted(PREFIXES, key=len, reverse=True) if unit.startswith(p) and unit[len(p):])
+    spellings = {f"{prefix}{base}".lower(): f"{prefix}{base}" for prefix in PREFIXES}
+    found = spellings.get(match.group(2).strip().lower())
+    return f"{match.group(1)} {found}" if found else None

@@ -7,35 +7,17 @@ they show: the row's own numbers, its throughput figures and its format-support
 claims, each linked to its citation row.
 """
 
-import re
-from datetime import UTC, datetime
-
 from datasette import hookimpl
 from datasette.utils import tilde_encode, urlsafe_components
 from markupsafe import Markup, escape
 
+from etl.citation_text import bibtex_escape, markdown_escape, today_utc
 from etl.load import DENSE_PRECISIONS
 from etl.metadata import DATABASE
 from etl.schema import AUTHORED
 from etl.site import site_url
 
 CITED_TABLES = ("accelerators", "articles")
-BIBTEX_SPECIALS = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
-                   "$": r"\$", "#": r"\#", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
-
-
-def bibtex_escape(text):
-    return "".join(BIBTEX_SPECIALS.get(char, char) for char in text)
-
-
-def markdown_escape(text):
-    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", text)
-
-
-def today_utc():
-    return datetime.now(UTC).date().isoformat()
-
-
 def citation_texts(site, table, slug, label, permalink, release, accessed):
     """The Markdown and BibTeX forms of one citation of a row."""
     markdown = (f"[{markdown_escape(label)}]({permalink}), {site}, {table} `{slug}`, "

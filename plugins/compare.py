@@ -282,7 +282,9 @@ async def compare(request, datasette):
     db = datasette.get_database(DATABASE)
     known = await load_catalogue(db)
     if "ids" not in request.args:
-        return await render(datasette, request, "compare_pick.html", {"catalogue": known, "checked": []})
+        # ?picked=: the picks of the comparison the reader comes from, kept checked
+        picked = request.args.get("picked", "").split(",")
+        return await render(datasette, request, "compare_pick.html", {"catalogue": known, "checked": picked})
     try:
         slugs = parse_ids(request)
         if request.args.getlist("ids") != [",".join(slugs)]:

@@ -26,7 +26,7 @@ from etl import speedups
 from etl.metadata import DATABASE, DISPLAY_UNITS
 from etl.query_args import Filter, as_filter
 from etl.schema import COLUMN_UNITS
-from etl.units import REGISTRY, UnitError, to_unit
+from etl.units import REGISTRY, UnitError, to_unit, typed_spelling
 
 # Lookups that compare the column with one number.
 NUMBER_LOOKUPS = {"exact", "not", "gt", "gte", "lt", "lte"}
@@ -71,7 +71,13 @@ def in_column_unit(text: str, unit: str) -> str:
     """`text` as a number in `unit`: unchanged when it is a number already, else converted; UnitError if neither."""
     if is_number(text):
         return text
-    return repr(to_unit(text, unit))
+    try:
+        return repr(to_unit(text, unit))
+    except UnitError:
+        respelled = typed_spelling(text, unit)  # a reader's "3 tb/s"
+        if respelled is None:
+            raise
+        return repr(to_unit(respelled, unit))
 
 
 def converted(argument: Filter, unit: str) -> str:

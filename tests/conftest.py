@@ -74,13 +74,18 @@ def serving(db_path, data_dir=DATA):
     port = free_port()
     command = shutil.which("computekb", path=os.path.dirname(sys.executable)) or shutil.which("computekb")
     assert command, "the `computekb` command is not installed: pip install -e ."
-    process = subprocess.Popen(
-        [command, "serve", "--db", str(db_path), "--data", str(data_dir), "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=Path(db_path).parent)
+    # The server's log goes to a file: a pipe nobody reads fills up after some hundred
+    # requests, and the server then blocks on its next log line.
+    log = Path(db_path).with_name(f"serve-{port}.log")
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [command, "serve", "--db", str(db_path), "--data", str(data_dir), "--port", str(port)],
+            stdout=output, stderr=subprocess.STDOUT, cwd=Path(db_path).parent)
     url = f"http://127.0.0.1:{port}"
     if not wait_until_up(url, process):
         process.kill()
-        raise RuntimeError("server did not start: " + process.stdout.read().decode())
+        process.wait(10)
+        raise RuntimeError("server did not start: " + log.read_text(errors="replace"))
     try:
         yield url
     finally:

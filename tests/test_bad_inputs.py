@@ -54,8 +54,10 @@ def write_deep_nesting(data):
 def write_control_characters(data):
     """A BEL and a NUL: git would store such a file as binary."""
     lines = (BASE / "specs/accelerators/acme-x1.yml").read_text().replace("acme-x1", "acme-x2").splitlines(keepends=True)
-    lines[5] = lines[5].replace("status: ", "status: ship\x07")
-    lines[8] = lines[8].replace("tdp_w: ", "tdp_w: 7\x00")
+    status = next(i for i, line in enumerate(lines) if "status: " in line)
+    power = next(i for i, line in enumerate(lines) if "tdp_w: " in line)
+    lines[status] = lines[status].replace("status: ", "status: ship\x07")
+    lines[power] = lines[power].replace("tdp_w: ", "tdp_w: 7\x00")
     (data / "specs/accelerators/acme-x2.yml").write_text("".join(lines))
 
 

@@ -11,6 +11,8 @@ import sqlite3
 import pytest
 
 from etl.build import build_database
+from etl.metadata import full_metadata
+from etl.serve import METADATA_YML
 from tests.conftest import FIXTURE_DATA
 
 # --- what the build writes ------------------------------------------------------------
@@ -97,7 +99,7 @@ async def test_the_footer_names_the_data_release_and_where_numbers_come_from(fix
         footer = page[page.index("<footer"):]
         assert f"<code>{release}</code>" in footer and f"built {built_at}" in footer, path
         assert 'href="/computekb/release"' in footer
-        assert "Numbers from Vendor datasheets and product pages" in footer
+        assert f"Numbers from {full_metadata(METADATA_YML)['source']}" in footer
         assert "https://creativecommons.org/licenses/by/4.0/" in footer
 
 

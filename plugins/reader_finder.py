@@ -1,0 +1,110 @@
+"""The accelerator finder: a compact page of the dozen columns a reader filters on.
+
+Datasette's accelerators table shows every column, a glossary and the facets
+before the first row. This page asks Datasette's own table JSON for the same
+filters (so the unit filters, facets and sort are Datasette's, and the full
+table is the same query string on /computekb/accelerators) and shows the
+answer compactly: human-readable headers with units, notes cut short with the
+whole text on hover, formats as labels, facets as links that stay here.
+The form's fields are Datasette's filter arguments, so every state is a permalink.
+"""
+
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from datasette import hookimpl
+from datasette.utils.asgi import Response
+
+DATABASE = "computekb"
+PATH = "/-/accelerators"
+
+# (column, header): the columns a reader filters and compares on, in reading order.
+COLUMNS = (
+    ("name", "Accelerator"), ("vendor", "Vendor"), ("device_class", "Class"), ("memory_gb", "Memory (GB)"),
+    ("memory_type", "Memory type"), ("memory_bandwidth_gbs", "Bandwidth (GB/s)"), ("tdp_w", "Power (W)"),
+    ("native_fp8", "FP8"), ("native_fp4", "FP4"), ("fp4_formats", "FP4 formats"),
+    ("launch_price_usd", "List price (USD)"), ("note", "Note"),
+)
+FACETS = (("vendor", "Vendor"), ("device_class", "Class"), ("memory_type", "Memory type"),
+          ("native_fp8", "Native FP8"), ("native_fp4", "Native FP4"))
+SORTS = (("memory_bandwidth_gbs", "bandwidth"), ("memory_gb", "memory"), ("tdp_w", "power"),
+         ("launch_price_usd", "list price"), ("announced", "announcement date"), ("name", "name"))
+NOTE_CHARACTERS = 70
+# Arguments of the JSON request that the reader's URL does not carry.
+OWN_ARGUMENTS = {"_shape", "_size", "_col", "_nocol", "_facet"}
+
+
+@dataclass
+class Facet:
+    column: str
+    title: str
+    values: list          # [{"label", "count", "selected", "href"}]
+
+
+def reader_pairs(query_string):
+    """The reader's filter arguments: blank form fields dropped (a blank field is no filter)."""
+    return [(k, v) for k, v in parse_qsl(query_string, keep_blank_values=True)
+            if v.strip() and k not in OWN_ARGUMENTS]
+
+
+def json_path(pairs):
+    extra = [("_shape", "objects"), ("_size", "max"), *(("_col", c) for c, _ in COLUMNS)]
+    return f"/{DATABASE}/accelerators.json?" + urlencode(pairs + extra)
+
+
+def here(datasette, query):
+    """A link to this page for the query string of one of Datasette's toggle URLs."""
+    return datasette.urls.path(PATH) + "?" + urlencode(reader_pairs(query))
+
+
+def facets(datasette, results):
+    """The reader's facets, each value a link to this page with that filter toggled."""
+    return [Facet(column, title, [
+        {"label": r["label"], "count": r["count"], "selected": r["selected"],
+         "href": here(datasette, urlsplit(r["toggle_url"]).query)}
+        for r in results.get(column, {}).get("results", [])]) for column, title in FACETS]
+
+
+def short_note(note):
+    if not note or len(note) <= NOTE_CHARACTERS:
+        return note
+    return note[:NOTE_CHARACTERS].rsplit(" ", 1)[0] + "…"
+
+
+def formats(raw):
+    """fp4_formats as a list of labels (the column holds a JSON array)."""
+    return [f.strip(' "') for f in (raw or "").strip("[]").split(",") if f.strip(' "')]
+
+
+async def finder(request, datasette):
+    pairs = reader_pairs(request.query_string)
+    if len(pairs) != len(parse_qsl(request.query_string, keep_blank_values=True)):
+        # blank fields of a submitted form: the permalink is the tidy URL
+        return Response.redirect(datasette.urls.path(PATH) + ("?" + urlencode(pairs) if pairs else ""))
+    query = pairs  # unsorted: the table's own default, by bandwidth (etl/schema.py sort_desc)
+    answer = await datasette.client.get(json_path(query))
+    data = answer.json()
+    context = {
+        "pairs": dict(query), "columns": COLUMNS, "sorts": SORTS,
+        "full_table": datasette.urls.table(DATABASE, "accelerators") + "?" + urlencode(query),
+        "error": data.get("error") if answer.status_code != 200 else None,
+    }
+    if context["error"] is None:
+        rows = [{**row, "note_short": short_note(row.get("note")), "formats": formats(row.get("fp4_formats")),
+                 "href": datasette.urls.row(DATABASE, "accelerators", row["slug"])} for row in data["rows"]]
+        context.update(rows=rows, count=data["filtered_table_rows_count"],
+                       described=data.get("human_description_en"),
+                       facets=facets(datasette, data.get("facet_results", {})),
+                       compare=datasette.urls.path("/-/compare?ids=" + ",".join(r["slug"] for r in rows[:8])))
+    html = await datasette.render_template("reader_finder.html", context, request=request)
+    return Response.html(html, status=answer.status_code if context["error"] else 200)
+
+
+@hookimpl
+def register_routes():
+    return [(rf"^{PATH}$", finder)]
+
+
+@hookimpl
+def extra_template_vars(datasette):
+    return {"finder_path": datasette.urls.path(PATH), "finder_sorts": SORTS}

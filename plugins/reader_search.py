@@ -1,0 +1,123 @@
+"""Article search for readers: one box, results that are links, filters, matched words marked.
+
+The same FTS5 index as the `search-articles` canned query (accents ignored),
+with what a reader needs on top: filters by language, site, category and
+topic; each result a link to the article's page; and synonyms, because the
+French articles about the KV cache speak of "VRAM" where a reader types
+"mémoire". Each word of the query matches itself or one of its synonyms.
+The canned query, with its SQL, stays one link away.
+"""
+
+import re
+from dataclasses import dataclass
+
+from datasette import hookimpl
+from datasette.utils.asgi import Response
+from markupsafe import Markup, escape
+
+from etl.transform import DERIVED_MARK
+
+DATABASE = "computekb"
+PATH = "/-/search"
+LIMIT = 50
+FILTERS = ("language", "site", "category", "topic")
+# Words a reader types -> other words the articles use for the same subject (accents are ignored by
+# the index, so "mémoire" and "memoire" are one word). Phrases are matched as phrases.
+SYNONYMS = {
+    "memoire": ("memory", "vram", "hbm", "kv cache"),
+    "memory": ("memoire", "vram", "hbm"),
+    "vram": ("memoire", "memory"),
+    "cache": ("kv cache",),
+    "quantification": ("quantization",),
+    "quantization": ("quantification",),
+    "cout": ("costs", "prix"),
+    "cost": ("cout", "prix"),
+    "interconnexion": ("interconnect", "nvlink"),
+    "bande": ("bandwidth",),
+}
+# Marks put around matches by FTS5, as characters no article contains, so the text can be escaped
+# first and the marks turned into <mark> tags after.
+OPEN, CLOSE = "\x01", "\x02"
+
+SEARCH_SQL = f"""
+with best as materialized (
+  select rowid, bm25(articles_fts) as rank from articles_fts where articles_fts match :expression
+  order by rank, rowid
+)
+select a.slug, a.language, a.site, a.category, a.title, a.label, a.label_derived, a.topic_tags, a.published,
+  highlight(articles_fts, 0, char(1), char(2)) as title_marked,
+  snippet(articles_fts, -1, char(1), char(2), '…', 18) as snippet
+from best join articles_fts on articles_fts.rowid = best.rowid join articles a on a.rowid = best.rowid
+where articles_fts match :expression
+  and (:language = '' or a.language = :language) and (:site = '' or a.site = :site)
+  and (:category = '' or a.category = :category)
+  and (:topic = '' or exists (select 1 from article_topics t where t.article = a.slug and t.topic = :topic))
+order by best.rank, a.slug
+limit {LIMIT}
+"""
+CHOICES_SQL = {
+    "language": "select distinct language as value, language as label from articles order by 1",
+    "site": "select slug as value, coalesce(name, slug) as label from sites order by 2",
+    "category": "select slug as value, label_en as label from categories order by 2",
+    "topic": "select slug as value, label_en || coalesce(' / ' || nullif(label_fr, label_en), '') as label from topics order by 2",
+}
+
+
+@dataclass
+class Result:
+    href: str
+    title: Markup            # with <mark> around the matched words
+    untitled: bool           # the listing publishes no title: the text shown is from the summary
+    snippet: Markup
+    language: str
+    site: str
+    category: str | None
+    topics: list
+
+
+def words(query):
+    """The words of a query as FTS5 reads them: letters and digits, quotes and operators dropped."""
+    return re.findall(r"\w+", query.lower())
+
+
+def fts_expression(query):
+    """Every word must match, itself or a synonym: `("memoire" OR "memory" OR "kv cache") AND "gpu"`
+    (FTS5 reads no implicit AND next to a parenthesised group)."""
+    def alternatives(word):
+        options = [word, *SYNONYMS.get(word, ())]
+        return "(" + " OR ".join(f'"{o}"' for o in options) + ")" if len(options) > 1 else f'"{word}"'
+    return " AND ".join(alternatives(word) for word in words(query))
+
+
+def marked(text):
+    """`text` escaped, with FTS5's marks as <mark> tags."""
+    return Markup(str(escape(text)).replace(OPEN, "<mark>").replace(CLOSE, "</mark>"))
+
+
+def result(datasette, row):
+    untitled = not row["title"]
+    title = row["title_marked"] if not untitled else row["label"].removesuffix(DERIVED_MARK)
+    return Result(href=datasette.urls.row(DATABASE, "articles", row["slug"]), title=marked(title or ""),
+                  untitled=untitled, snippet=marked(row["snippet"] or ""), language=row["language"],
+                  site=row["site"], category=row["category"],
+                  topics=[t.strip(' "') for t in (row["topic_tags"] or "").strip("[]").split(",") if t.strip(' "')])
+
+
+async def search(request, datasette):
+    db = datasette.get_database(DATABASE)
+    query = request.args.get("q", "").strip()
+    chosen = {name: request.args.get(name, "").strip() for name in FILTERS}
+    choices = {name: [dict(r) for r in (await db.execute(sql)).rows] for name, sql in CHOICES_SQL.items()}
+    results, expression = None, fts_expression(query)
+    if expression:
+        rows = await db.execute(SEARCH_SQL, {"expression": expression, **chosen})
+        results = [result(datasette, row) for row in rows.rows]
+    context = {"search_q": query, "chosen": chosen, "choices": choices, "results": results, "limit": LIMIT,
+               "canned": f"{datasette.urls.database(DATABASE)}/search-articles", "expression": expression}
+    html = await datasette.render_template("reader_search.html", context, request=request)
+    return Response.html(html)
+
+
+@hookimpl
+def register_routes():
+    return [(rf"^{PATH}$", search)]

@@ -1,0 +1,269 @@
+"""The accelerator spec sheet: the row page of `accelerators` as a reader reads it.
+
+Datasette's row page shows one wide row of field names; a reader wants the
+product's identity first, then its figures grouped the way they are compared
+(memory, compute, interconnect, power, price), each value with its unit, the
+tier of its source, and a way to cite exactly that value. This module reads
+the row, its citations, throughput, format claims, prices, rental offers and
+articles in one trip to the database and hands the template named records.
+The row page itself (JSON, CSV, every column) stays Datasette's.
+"""
+
+import math
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from datasette import hookimpl
+from datasette.utils import tilde_encode, urlsafe_components
+
+from etl.citation_text import bibtex_escape, markdown_escape, today_utc
+from etl.load import DENSE_PRECISIONS, INTEGER_PRECISIONS
+from etl.schema import AUTHORED
+from etl.transform import DERIVED_MARK
+
+DATABASE = "computekb"
+FIELDS = {f.name: f for f in AUTHORED["accelerators"].columns}
+
+# Section -> the accelerator fields it shows, in reading order. Compute is the
+# throughput table; price and rental add the price and offer rows.
+SECTIONS = (
+    ("memory", "Memory", ("memory_gb", "addressable_memory_gb", "memory_type", "memory_bandwidth_gbs")),
+    ("compute", "Compute", ("native_fp8", "native_fp4", "fp4_formats")),
+    ("interconnect", "Interconnect", ("interconnect", "interconnect_gbs", "host_interface")),
+    ("power", "Power", ("tdp_w",)),
+    ("price", "Price and rental offers", ("launch_price_usd",)),
+)
+IDENTITY = ("vendor", "device_class", "scope", "status", "announced", "available",
+            "family", "architecture", "form_factor", "system")
+LABELS = {
+    "memory_gb": "Memory", "addressable_memory_gb": "Addressable memory", "memory_type": "Memory type",
+    "memory_bandwidth_gbs": "Memory bandwidth", "native_fp8": "Native FP8", "native_fp4": "Native FP4",
+    "fp4_formats": "FP4 formats", "interconnect": "Interconnect", "interconnect_gbs": "Interconnect bandwidth",
+    "host_interface": "Host interface", "tdp_w": "Max power", "launch_price_usd": "Launch list price",
+    "vendor": "Vendor", "device_class": "Class", "scope": "Scope", "status": "Status", "announced": "Announced",
+    "available": "Available", "family": "Family", "architecture": "Architecture", "form_factor": "Form factor",
+    "system": "Part of system",
+}
+# Fields whose value is a slug of another table: shown as a link to its row.
+LINKED = {"vendor": "vendors", "interconnect": "interconnects", "host_interface": "interconnects",
+          "system": "accelerators"}
+PEERS = 4
+
+
+@dataclass
+class Value:
+    """One value of the sheet with what a reader needs to trust and cite it."""
+    field: str
+    label: str
+    text: str                     # the value with its unit, as shown
+    unit: str | None = None
+    href: str | None = None       # the row it names, for slug values
+    tier: str | None = None
+    kind: str | None = None
+    citation: str | None = None   # URL of the citation row
+    source_label: str | None = None
+    source_url: str | None = None
+    source_untitled: bool = False
+    note: str | None = None
+    cite: dict = field(default_factory=dict)
+
+
+@dataclass
+class ComputeRow:
+    """Throughput of one precision and engine: the dense and the 2:4-sparse figures side by side."""
+    precision: str
+    engine: str
+    unit: str                     # TFLOPS for floating point, TOPS for integers
+    dense: Value | None = None
+    sparse: Value | None = None
+
+
+@dataclass
+class Sheet:
+    slug: str
+    name: str
+    identity: list
+    sections: list                # (id, title, [Value])
+    compute: list                 # [ComputeRow]
+    formats: list                 # format_support rows
+    prices: list
+    offers: list
+    articles: list
+    peers: list
+    compare_url: str
+    release: str
+    note: str | None = None
+
+
+def number(value):
+    """A stored number as a reader writes it: no trailing .0, thousands apart."""
+    if value is None:
+        return None
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def shown(name, value):
+    unit = FIELDS[name].unit if name in FIELDS else None
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return f"{number(value)} {unit}" if unit else number(value)
+    return str(value)
+
+
+SQL = {
+    "row": "select * from accelerators where slug = :slug",
+    "citations": """
+        select c.table_name, c.row_slug, c.field, c.slug, c.kind, c.tier, c.note, c.as_written, c.unit,
+               s.slug as source, s.label, s.url, s.label_derived, s.title
+        from citations c join sources s on s.slug = c.source
+        where (c.table_name = 'accelerators' and c.row_slug = :slug)
+           or (c.table_name = 'throughput' and c.row_slug in (select slug from throughput where accelerator = :slug))""",
+    "throughput": "select slug, precision, sparsity, engine, tflops from throughput where accelerator = :slug",
+    "formats": """select f.format, f.supported, f.slug, n.name from format_support f
+                  left join number_formats n on n.slug = f.format where f.accelerator = :slug order by f.format""",
+    "prices": "select slug, kind, amount, currency, observed, region from prices where accelerator = :slug order by observed",
+    "offers": """select slug, provider, instance, gpu_count, price_per_hour, price_per_gpu_hour, currency, billing, observed
+                 from cloud_offers where accelerator = :slug order by price_per_gpu_hour""",
+    "articles": """select a.slug, a.label, a.title, a.language, a.site, a.published from article_accelerators aa
+                   join articles a on a.slug = aa.article where aa.accelerator = :slug
+                   order by a.published is null, a.published desc, a.slug""",
+    "candidates": """select slug, name, memory_gb, memory_bandwidth_gbs from accelerators
+                     where scope = (select scope from accelerators where slug = :slug) and slug <> :slug
+                       and memory_gb > 0 and memory_bandwidth_gbs > 0""",
+    "release": "select data_release from release",
+}
+
+
+def read_sheet_rows(conn, slug):
+    """Every query of the sheet, in one trip to Datasette's query thread."""
+    def rows(sql):
+        cursor = conn.execute(sql, {"slug": slug})
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, r)) for r in cursor]
+    return {name: rows(sql) for name, sql in SQL.items()}
+
+
+def nearest_peers(row, candidates, count=PEERS):
+    """The accelerators of the same scope closest in memory and bandwidth (log distance: 80 GB vs
+    96 GB is as near as 8 GB vs 9.6 GB), the peers a reader compares it with first."""
+    if not row["memory_gb"] or not row["memory_bandwidth_gbs"]:
+        return []
+
+    def distance(other):
+        return math.hypot(math.log(other["memory_gb"] / row["memory_gb"]),
+                          math.log(other["memory_bandwidth_gbs"] / row["memory_bandwidth_gbs"]))
+    return sorted(candidates, key=lambda other: (distance(other), other["slug"]))[:count]
+
+
+def value_cite(site, value, permalink, release, accessed):
+    """The citation of one value as text, Markdown and BibTeX: value, unit, field, original source,
+    permalink to the value's anchor and data release."""
+    source = value.source_label or "source not recorded"
+    where = f" ({value.source_url})" if value.source_url else ""
+    text = (f"{value.label} ({value.field}): {value.text}. Source: {source}{where}, {value.tier or 'tier unknown'}. "
+            f"{site}, {permalink}, data release {release}, accessed {accessed}.")
+    markdown = (f"{markdown_escape(value.label)} (`{value.field}`): **{markdown_escape(value.text)}**. "
+                f"Source: {f'[{markdown_escape(source)}]({value.source_url})' if value.source_url else markdown_escape(source)}"
+                f" ({value.tier or 'tier unknown'}). [{site}]({permalink}), data release `{release}`, accessed {accessed}.")
+    key = permalink.rsplit("/", 1)[-1].replace("#", "-")
+    source_url = f" \\url{{{value.source_url}}}" if value.source_url else ""
+    bibtex = "\n".join([
+        f"@misc{{{site}-{key},",
+        f"  title = {{{{{bibtex_escape(value.label)}: {bibtex_escape(value.text)}}}}},",
+        f"  howpublished = {{\\url{{{permalink}}}}},",
+        f"  note = {{{bibtex_escape(site)}, field {bibtex_escape(value.field)}, data release {release}; "
+        f"source: {bibtex_escape(source)}{source_url}}},",
+        f"  urldate = {{{accessed}}}",
+        "}",
+    ])
+    return {"text": text, "markdown": markdown, "bibtex": bibtex}
+
+
+def article_shown(article):
+    """An article with the text to show as its title: its title, or the label derived from its summary
+    without the bracketed mark (the page shows a "title not published" label beside it instead)."""
+    return {**article, "shown": article["title"] or article["label"].removesuffix(DERIVED_MARK)}
+
+
+class SheetBuilder:
+    """Turns the rows read into the sheet's named records, with the URLs of this Datasette."""
+
+    def __init__(self, datasette, request, data):
+        self.datasette, self.request, self.data = datasette, request, data
+        self.row = data["row"][0]
+        self.release = data["release"][0]["data_release"] if data["release"] else None
+        self.site = datasette.metadata("title") or DATABASE
+        self.accessed = today_utc()
+        self.permalink = datasette.absolute_url(
+            request, datasette.urls.row(DATABASE, "accelerators", tilde_encode(self.row["slug"])))
+        self.cited = {(c["table_name"], c["row_slug"], c["field"]): c for c in data["citations"]}
+
+    def row_url(self, table, slug):
+        return self.datasette.urls.row(DATABASE, table, tilde_encode(slug))
+
+    def value(self, name, text, citation, anchor=None, unit=None, href=None):
+        value = Value(field=anchor or name, label=LABELS.get(name, name), text=text, unit=unit, href=href)
+        if citation:
+            value.tier, value.kind, value.note = citation["tier"], citation["kind"], citation["note"]
+            value.citation = self.row_url("citations", citation["slug"])
+            value.source_url = citation["url"]
+            value.source_untitled = bool(citation["label_derived"])
+            value.source_label = citation["title"] or urlsplit(citation["url"] or "").netloc or citation["source"]
+        value.cite = value_cite(self.site, value, f"{self.permalink}#{value.field}", self.release, self.accessed)
+        return value
+
+    def field_value(self, name):
+        raw = self.row.get(name)
+        if raw in (None, "", "[]"):
+            return None
+        if name == "fp4_formats":
+            text = raw.strip("[]").replace('"', "")
+        else:
+            text = shown(name, raw)
+        href = self.row_url(LINKED[name], raw) if name in LINKED else None
+        return self.value(name, text, self.cited.get(("accelerators", self.row["slug"], name)),
+                          unit=FIELDS[name].unit if name in FIELDS else None, href=href)
+
+    def compute(self):
+        rows = {}
+        for t in self.data["throughput"]:
+            unit = "TOPS" if t["precision"] in INTEGER_PRECISIONS else "TFLOPS"
+            key = (t["precision"], t["engine"])
+            rows.setdefault(key, ComputeRow(t["precision"], t["engine"], unit))
+            anchor = f"{t['precision']}_{t['engine']}_{'dense' if t['sparsity'] == 'dense' else 'sparse'}"
+            value = self.value(f"{t['precision']} {t['engine']} {t['sparsity']}", f"{number(t['tflops'])} {unit}",
+                               self.cited.get(("throughput", t["slug"], "tflops")), anchor=anchor, unit=unit)
+            value.label = f"{t['precision'].upper()} {t['engine']} {'dense' if t['sparsity'] == 'dense' else '2:4 sparse'}"
+            if t["sparsity"] == "dense":
+                rows[key].dense = value
+            else:
+                rows[key].sparse = value
+        order = {p: i for i, p in enumerate(DENSE_PRECISIONS)}
+        return sorted(rows.values(), key=lambda r: (r.unit == "TOPS", order.get(r.precision, 99), r.engine))
+
+    def build(self):
+        row = self.row
+        peers = nearest_peers(row, self.data["candidates"])
+        ids = ",".join([row["slug"], *(p["slug"] for p in peers)])
+        return Sheet(
+            slug=row["slug"], name=row["name"],
+            identity=[v for v in map(self.field_value, IDENTITY) if v],
+            sections=[(sid, title, [v for v in map(self.field_value, names) if v]) for sid, title, names in SECTIONS],
+            compute=self.compute(), formats=self.data["formats"], prices=self.data["prices"],
+            offers=self.data["offers"], articles=[article_shown(a) for a in self.data["articles"]],
+            peers=[{**p, "href": self.row_url("accelerators", p["slug"]),
+                    "compare": self.datasette.urls.path(f"/-/compare?ids={row['slug']},{p['slug']}")} for p in peers],
+            compare_url=self.datasette.urls.path(f"/-/compare?ids={ids}"), release=self.release, note=row["note"])
+
+
+@hookimpl
+def extra_template_vars(view_name, database, table, request, datasette):
+    if view_name != "row" or database != DATABASE or table != "accelerators":
+        return {}
+
+    async def inner():
+        slug = urlsafe_components(request.url_vars["pks"])[0]
+        data = await datasette.get_database(DATABASE).execute_fn(lambda conn: read_sheet_rows(conn, slug))
+        if not data["row"]:
+            return {}
+        return {"sheet": SheetBuilder(datasette, request, data).build()}
+    return inner

@@ -1,0 +1,30 @@
+// Reader pages: "cite this value" buttons copy the citation in the chosen format.
+// Without JavaScript (or clipboard permission) the citation stays readable in the textarea beside them.
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("button.copy-cite");
+  if (!button) return;
+  const text = button.dataset.cite;
+  const box = button.parentElement.querySelector("textarea");
+  if (box) box.value = text;
+  try {
+    await navigator.clipboard.writeText(text);
+    button.dataset.copied = "yes";
+    button.textContent = "Copied " + button.dataset.format;
+  } catch (error) {
+    if (box) { box.focus(); box.select(); }
+    button.textContent = "Select and copy from the box";
+  }
+});
+
+// The calculator: a changed choice refreshes the answer (the form works without this, by its button).
+document.addEventListener("change", (event) => {
+  const form = event.target.closest("form.fits-form");
+  if (form && event.target.tagName === "SELECT" && form.checkValidity()) form.submit();
+});
+
+// A filter's blank choice means "no filter": say so ("All") instead of showing an empty box.
+document.addEventListener("DOMContentLoaded", () => {
+  for (const option of document.querySelectorAll("select option[value='']")) {
+    if (!option.textContent.trim()) option.textContent = "All";
+  }
+});

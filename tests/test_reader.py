@@ -1,0 +1,297 @@
+"""The reader pages (spec sheet, finder, calculator, search, errors, downloads) as HTML, on the real data.
+
+Expected values are read from the database or worked by hand here, never from the code that renders them.
+"""
+
+import html
+import re
+from urllib.parse import quote
+
+import pytest
+import yaml
+
+from etl.serve import METADATA_YML
+from etl.transform import DERIVED_MARK
+from etl.units import typed_spelling
+from plugins.reader_fits import ContextError, context_tokens, memory_split, ranked
+from plugins.reader_search import CLOSE, OPEN, fts_expression, marked
+from plugins.reader_spec import nearest_peers
+
+H200 = "nvidia-h200-sxm"
+
+
+def section(page, element_id):
+    """The HTML of the element with `element_id` up to the next element of the same kind at the same depth."""
+    start = page.index(f'id="{element_id}"')
+    return page[start:start + 4000]
+
+
+def written(value):
+    """A number as a reader reads it: 4800.0 as 4,800 and 1307.4 as 1,307.4."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,}"
+
+
+@pytest.mark.parametrize("text, unit, expected", [
+    ("3 tb/s", "GB/s", "3 TB/s"), ("80 gb", "GB", "80 GB"), ("96 gib", "GB", "96 GiB"), ("1 kw", "W", "1 kW"),
+    ("5 tflops", "TFLOPS", "5 TFLOPS"), ("3 tb", "GB/s", None), ("fast", "GB", None),
+])
+def test_a_unit_typed_in_any_case_is_read_as_its_spelling(text, unit, expected):
+    assert typed_spelling(text, unit) == expected
+
+
+@pytest.mark.parametrize("text, tokens", [("32768", 32768), ("32k", 32768), ("128K", 131072), ("1M", 1048576),
+                                          (" 8 k ", 8192), ("0.5k", 512)])
+def test_a_context_is_read_as_readers_write_it(text, tokens):
+    assert context_tokens(text) == tokens
+
+
+@pytest.mark.parametrize("text", ["", "32q", "k", "-4k", "0", "0.3k"])
+def test_an_unreadable_context_is_refused(text):
+    with pytest.raises(ContextError):
+        context_tokens(text)
+
+
+def test_nearest_peers_are_the_closest_in_memory_and_bandwidth():
+    row = {"slug": "x", "memory_gb": 80, "memory_bandwidth_gbs": 3000}
+    candidates = [{"slug": "far", "memory_gb": 8, "memory_bandwidth_gbs": 300},
+                  {"slug": "near", "memory_gb": 96, "memory_bandwidth_gbs": 3300},
+                  {"slug": "middle", "memory_gb": 192, "memory_bandwidth_gbs": 8000}]
+    assert [p["slug"] for p in nearest_peers(row, candidates, count=2)] == ["near", "middle"]
+
+
+def test_ranking_puts_native_fits_first_then_the_fastest():
+    rows = [{"accelerator": "a", "fits": 1, "native": 0, "decode_tokens_per_s": 500},
+            {"accelerator": "b", "fits": 0, "native": 1, "decode_tokens_per_s": 900},
+            {"accelerator": "c", "fits": 1, "native": 1, "decode_tokens_per_s": 100},
+            {"accelerator": "d", "fits": 1, "native": 1, "decode_tokens_per_s": 200}]
+    assert [r["accelerator"] for r in ranked(rows)] == ["d", "c", "a", "b"]
+
+
+def test_memory_split_is_a_share_of_the_usable_memory():
+    split = memory_split({"usable_gb_per_device": 200, "weights_gb_per_device": 100,
+                          "kv_cache_gb_per_device": 50, "reserve_gb_per_device": 10})
+    assert split == {"weights": 50.0, "kv": 25.0, "reserve": 5.0}
+
+
+def test_a_search_word_matches_its_synonyms_and_quotes_are_text():
+    assert fts_expression("memoire") .startswith('("memoire" OR ')
+    assert '"kv cache"' in fts_expression("memoire")
+    assert fts_expression('gpu" OR *') == '"gpu" AND "or"'
+    assert fts_expression("vram gpu") == '("vram" OR "memoire" OR "memory") AND "gpu"'
+
+
+def test_marks_are_the_only_markup_of_a_highlight():
+    assert marked(f"a <b>{OPEN}KV{CLOSE}</b>") == "a &lt;b&gt;<mark>KV</mark>&lt;/b&gt;"
+
+
+async def test_spec_sheet_reads_as_a_spec_sheet(client, conn):
+    row = conn.execute("select name from accelerators where slug = ?", (H200,)).fetchone()
+    page = (await client.get(f"/computekb/accelerators/{H200}")).text
+    assert f"<title>{html.escape(row['name'])}: spec sheet</title>" in page
+    order = [page.index(f'id="section-{name}"') for name in ("memory", "compute", "interconnect", "power", "price",
+                                                              "articles")]
+    assert order == sorted(order), "sections in reading order"
+    assert page.index('class="sheet-identity"') < order[0], "identity at the top"
+
+
+async def test_every_cited_value_has_its_anchor_tier_citation_source_and_cite_texts(client, conn):
+    page = (await client.get(f"/computekb/accelerators/{H200}")).text
+    cited = conn.execute(
+        "select c.field, c.slug, c.tier, c.value, s.url from citations c join sources s on s.slug = c.source "
+        "where c.table_name = 'accelerators' and c.row_slug = ? and c.value is not null", (H200,)).fetchall()
+    release = conn.execute("select data_release from release").fetchone()[0]
+    assert cited
+    for c in cited:
+        block = section(page, c["field"])
+        block = block[:block.index("</details>")]
+        assert f'href="/computekb/citations/{c["slug"]}"' in block, c["field"]
+        assert f'data-tier="{c["tier"]}"' in block
+        assert f'href="{html.escape(c["url"])}"' in block
+        number = written(c["value"])
+        assert f">{number} " in block, (c["field"], number)
+        texts = [html.unescape(t) for t in re.findall(r'data-cite="([^"]*)"', block)]
+        assert len(texts) == 3, "text, Markdown and BibTeX"
+        for text in texts:
+            assert number in text and c["field"] in text and release in text and c["url"] in text.replace("\\_", "_")
+            assert f"/computekb/accelerators/{H200}#{c['field']}" in text
+
+
+async def test_compute_keeps_dense_and_sparse_and_tops_apart(client, conn):
+    slug, = conn.execute("select accelerator from throughput where precision = 'int8' and sparsity = 'sparse-2-4' "
+                         "order by accelerator limit 1").fetchone()
+    page = (await client.get(f"/computekb/accelerators/{slug}")).text
+    table = page[page.index('class="compute-table"'):page.index("</table>", page.index('class="compute-table"'))]
+    rows = {(p.lower(), engine): cells for p, engine, cells in
+            re.findall(r"<th scope=\"row\">([^<]+)</th><td>([^<]+)</td>(.*?)</tr>", table, re.S)}
+    for t in conn.execute("select precision, sparsity, engine, tflops from throughput where accelerator = ?", (slug,)):
+        anchor = f"{t['precision']}_{t['engine']}_{'dense' if t['sparsity'] == 'dense' else 'sparse'}"
+        block = section(page, anchor)[:400]
+        unit = "TOPS" if t["precision"].startswith("int") else "TFLOPS"
+        assert f"{written(t['tflops'])} {unit}" in block, anchor
+        dense, sparse = re.split(r"</td>\s*<td>", rows[(t["precision"], t["engine"])], maxsplit=1)
+        assert f'id="{anchor}"' in (dense if t["sparsity"] == "dense" else sparse), "in its column"
+
+
+async def test_compare_with_proposes_peers_of_the_same_scope(client, conn):
+    scope = {r[0]: r[1] for r in conn.execute("select slug, scope from accelerators")}
+    others = [r[0] for r in conn.execute("select slug from accelerators where scope <> 'device' "
+                                         "and memory_gb > 0 and memory_bandwidth_gbs > 0")]
+    for slug in [H200, *others]:
+        page = (await client.get(f"/computekb/accelerators/{slug}")).text
+        peers = re.findall(r'data-peer="([^"]+)"', page)
+        assert len(peers) <= 4 and slug not in peers
+        assert {scope[p] for p in peers} <= {scope[slug]}, slug
+    assert re.findall(r'data-peer="([^"]+)"', (await client.get(f"/computekb/accelerators/{H200}")).text)
+
+
+async def test_finder_answers_the_readers_question(client, conn):
+    response = await client.get("/-/accelerators?memory_gb__gte=80&memory_bandwidth_gbs__gte=3+tb/s&native_fp4=yes")
+    assert response.status_code == 200
+    shown = re.findall(r'<tr data-slug="([^"]+)"', response.text)
+    expected = [r[0] for r in conn.execute(
+        "select slug from accelerators where memory_gb >= 80 and memory_bandwidth_gbs >= 3000 and native_fp4 = 'yes' "
+        "order by memory_bandwidth_gbs desc")]
+    assert sorted(shown) == sorted(expected) and shown
+    bandwidth = dict(conn.execute("select slug, memory_bandwidth_gbs from accelerators"))
+    assert [bandwidth[s] for s in shown] == sorted((bandwidth[s] for s in shown), reverse=True), "by bandwidth"
+    assert "Bandwidth (GB/s)" in response.text and "memory_bandwidth_gbs</th>" not in response.text
+    assert 'href="/computekb/accelerators?' in response.text, "Datasette's full table one click away"
+
+
+async def test_finder_facets_stay_on_the_finder(client):
+    page = (await client.get("/-/accelerators?memory_gb__gte=80")).text
+    links = re.findall(r'<a href="([^"]+)"[^>]*>NVIDIA</a>', page)
+    assert links and links[0].startswith("/-/accelerators?") and "vendor=nvidia" in links[0]
+
+
+async def test_blank_form_fields_redirect_to_the_tidy_permalink(client):
+    response = await client.get("/-/accelerators?memory_gb__gte=&native_fp4=yes")
+    assert response.status_code == 302 and response.headers["location"] == "/-/accelerators?native_fp4=yes"
+
+
+@pytest.mark.parametrize("path", ["/-/accelerators?memory_gb__gte=80+parsecs",
+                                  "/computekb/accelerators?memory_gb__gte=80+parsecs"])
+async def test_a_wrong_unit_is_explained_with_the_sites_navigation(client, path):
+    response = await client.get(path)
+    assert response.status_code == 400
+    assert "parsecs" in html.unescape(response.text) and "<nav" in response.text
+    assert 'href="/-/accelerators"' in response.text
+
+
+async def test_unit_filters_on_datasettes_table_ignore_case(client):
+    lower = await client.get("/computekb/accelerators.json?memory_bandwidth_gbs__gte=3+tb/s&_shape=array&_col=slug")
+    upper = await client.get("/computekb/accelerators.json?memory_bandwidth_gbs__gte=3+TB/s&_shape=array&_col=slug")
+    assert lower.status_code == 200 and lower.json() == upper.json() and lower.json()
+
+
+async def test_not_found_keeps_the_header_says_what_and_links_home(client):
+    response = await client.get("/computekb/accelerators/no-such-accelerator")
+    assert response.status_code == 404
+    assert "<title>Not found" in response.text and "<nav" in response.text
+    assert 'class="error-home" href="/"' in response.text and "not found" in response.text.lower()
+
+
+async def test_calculator_lists_choices_from_the_tables(client, conn):
+    page = (await client.get("/-/what-fits")).text
+    for slug, in conn.execute("select slug from models"):
+        assert f'<option value="{slug}"' in page
+    for slug, in conn.execute("select slug from checkpoints"):
+        assert f'value="checkpoint:{slug}"' in page
+
+
+async def test_calculator_answers_llama_70b_fp8_32k_as_the_canned_query_does(client):
+    page = (await client.get("/-/what-fits?model=llama-3-1-70b&weights=format%3Afp8&kv_format=fp8&context=32k")).text
+    canned = (await client.get("/computekb/what-fits.json?_shape=array&model=llama-3-1-70b&weight_format=fp8"
+                               "&kv_format=fp8&context=32768&batch=1")).json()
+    shown = re.findall(r'<tr data-accelerator="([^"]+)"', page)
+    assert sorted(shown) == sorted(r["accelerator"] for r in canned) and shown
+    by_slug = {r["accelerator"]: r for r in canned}
+    groups = [(not (by_slug[s]["fits"] and by_slug[s]["native"] == 1), not by_slug[s]["fits"]) for s in shown]
+    assert groups == sorted(groups), "native fits first, then fits"
+    assert 'class="split-bar"' in page
+    assert 'href="/computekb/longest-context?' in page and 'href="/computekb/largest-batch?' in page
+
+
+async def test_calculator_refuses_an_unreadable_context_with_a_message(client):
+    response = await client.get("/-/what-fits?model=llama-3-1-70b&weights=format%3Afp8&kv_format=fp8&context=lots")
+    assert response.status_code == 400 and "32k" in response.text and 'role="alert"' in response.text
+
+
+async def test_memoire_in_french_finds_the_french_kv_cache_articles_as_links(client, conn):
+    page = (await client.get("/-/search?q=memoire&language=fr")).text
+    links = set(re.findall(r'class="result-title" href="/computekb/articles/([^"]+)"', page))
+    kv = {r[0] for r in conn.execute("select article from article_topics t join articles a on a.slug = t.article "
+                                     "where t.topic = 'kv-cache' and a.language = 'fr'")}
+    assert kv and kv <= links
+    languages = dict(conn.execute("select slug, language from articles"))
+    assert {languages[s] for s in links} == {"fr"}
+
+
+async def test_untitled_articles_are_labelled_outside_the_title(client, conn):
+    slug, label = conn.execute("select slug, label from articles where title is null and language = 'fr' "
+                               "and topic_tags like '%kv-cache%' limit 1").fetchone()
+    page = (await client.get("/-/search?q=kv+cache&language=fr")).text
+    item = page[page.index(f'/computekb/articles/{slug}"'):]
+    item = item[:item.index("</li>")]
+    title = item[item.index(">") + 1:item.index("</a>")]
+    assert DERIVED_MARK.strip() not in html.unescape(title) and "title not published" not in title
+    assert "title not published" in item
+
+
+async def test_search_marks_the_matched_words(client):
+    page = (await client.get("/-/search?q=vram")).text
+    assert re.search(r"<mark>vram</mark>", page, re.IGNORECASE)
+
+
+async def test_search_shows_the_query_as_text(client):
+    page = (await client.get("/-/search?q=" + quote('"><script>alert(1)</script>'))).text
+    assert "<script>alert(1)" not in page
+
+
+async def test_search_filters_by_topic(client, conn):
+    page = (await client.get("/-/search?q=gpu&topic=costs")).text
+    links = set(re.findall(r'class="result-title" href="/computekb/articles/([^"]+)"', page))
+    costs = {r[0] for r in conn.execute("select article from article_topics where topic = 'costs'")}
+    assert links and links <= costs
+
+
+async def test_a_search_box_on_every_page(client):
+    for path in ("/", "/computekb/articles", f"/computekb/accelerators/{H200}", "/-/compare"):
+        assert 'class="site-search" action="/-/search"' in (await client.get(path)).text, path
+
+
+async def test_csv_downloads_under_the_table_and_release(client, conn):
+    release = conn.execute("select data_release from release").fetchone()[0]
+    response = await client.get("/computekb/accelerators.csv")
+    assert response.headers["content-disposition"] == f'attachment; filename="computekb-accelerators-{release}.csv"'
+
+
+async def test_choose_other_accelerators_keeps_the_picks(client):
+    page = (await client.get("/-/compare?ids=nvidia-h200-sxm,amd-mi300x")).text
+    link = html.unescape(re.search(r'class="compare-choose" href="([^"]+)"', page).group(1))
+    pick = (await client.get(link)).text
+    checked = set(re.findall(r'value="([^"]+)" checked', pick))
+    assert checked == {"nvidia-h200-sxm", "amd-mi300x"}
+
+
+def chart_encodings(node):
+    """Every `encoding` mapping of a dashboard chart, however deep in its layers."""
+    if isinstance(node, dict):
+        if "encoding" in node:
+            yield node["encoding"]
+        for value in node.values():
+            yield from chart_encodings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from chart_encodings(value)
+
+
+def test_one_vendor_colour_scale_for_every_vendor_and_chart(conn):
+    dashboards = yaml.safe_load(METADATA_YML.read_text())["plugins"]["datasette-dashboards"]
+    colours = [e["color"] for e in chart_encodings(dashboards) if "color" in e]
+    by_vendor = [c for c in colours if c["field"] == "vendor"]
+    assert by_vendor and all(c.get("scale") == by_vendor[0]["scale"] for c in by_vendor)
+    names = {r[0] for r in conn.execute("select name from vendors")}
+    assert set(by_vendor[0]["scale"]["domain"]) == names
+    assert len(set(by_vendor[0]["scale"]["range"])) == len(by_vendor[0]["scale"]["domain"])
+    assert not [c for c in colours if c["field"] == "precision"], "precision is not a colour"

@@ -1,0 +1,189 @@
+"""The reader pages in a real browser (Debian's chromium) at a desktop width and a phone width.
+
+What a person sees: a title that says what the page shows, labels next to values, no sideways
+scroll on a phone, links and copy buttons that work, no console error. Screenshots of every test
+are kept in test-artifacts/ (reader-<page>-<width>.png).
+"""
+
+import re
+
+import pytest
+
+from tests.conftest import ARTIFACTS
+
+pytestmark = pytest.mark.browser
+
+H200 = "nvidia-h200-sxm"
+WIDTHS = (1400, 390)
+PAGES = {
+    "home": ("/", r"accelerators, what fits, articles"),
+    "finder": ("/-/accelerators?memory_gb__gte=80&memory_bandwidth_gbs__gte=3+TB/s&native_fp4=yes",
+               r"^Accelerators: \d+ found"),
+    "spec-sheet": (f"/computekb/accelerators/{H200}", r"^H200 SXM: spec sheet$"),
+    "what-fits": ("/-/what-fits?model=llama-3-1-70b&weights=format%3Afp8&kv_format=fp8&context=32k",
+                  r"^What fits: Llama 3\.1 70B"),
+    "search": ("/-/search?q=memoire&language=fr", r"^Articles matching “memoire”$"),
+    "compare": ("/-/compare?ids=nvidia-h200-sxm,amd-mi300x,nvidia-b200", r"^Compare H200 SXM"),
+    "dashboard": ("/-/dashboards/accelerator-landscape", r"^Accelerator landscape"),
+    "not-found": ("/computekb/accelerators/no-such-accelerator", r"^Not found"),
+}
+
+
+@pytest.fixture
+def sized(browser, request):
+    """open(path, width) -> a page of that width that records console errors and leaves a screenshot."""
+    opened = []
+
+    def open_page(path, width, server, height=900):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        context.grant_permissions(["clipboard-read", "clipboard-write"])
+        page = context.new_page()
+        page.console_errors = []
+        page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+        page.on("pageerror", lambda e: page.console_errors.append(str(e)))
+        page.goto(server + path)
+        opened.append((page, context, width))
+        return page
+    yield open_page
+    ARTIFACTS.mkdir(exist_ok=True)
+    name = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower()).strip("-")
+    for page, context, width in opened:
+        page.screenshot(path=str(ARTIFACTS / f"reader-{name}-{width}.png"), full_page=True)
+        context.close()
+
+
+def wider_than_the_screen(page):
+    """The innermost elements that make a phone page scroll sideways, to say what to fix."""
+    return page.evaluate("""() => [...document.querySelectorAll('body *')]
+        .filter(e => e.getBoundingClientRect().right > innerWidth
+                     || (e.scrollWidth > innerWidth && getComputedStyle(e).overflowX === 'visible'))
+        .slice(-4).map(e => `${e.tagName}.${e.className}: ${e.scrollWidth}px, right ${e.getBoundingClientRect().right}`)""")
+
+
+def own_errors(page, status_page=False):
+    """Console errors, without the browser's note of the page's own 4xx status on an error page."""
+    return [e for e in page.console_errors if not (status_page and "the server responded with a status of 4" in e)]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_page_title_fits_the_screen_and_has_no_console_error(server, sized, name, width):
+    path, title = PAGES[name]
+    page = sized(path, width, server)
+    page.wait_for_load_state("networkidle")
+    assert re.search(title, page.title()), page.title()
+    assert page.locator(".not-footer > header").is_visible(), "the site's header"
+    if width == 390:
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, wider_than_the_screen(page)
+    assert own_errors(page, status_page=name == "not-found") == []
+
+
+def test_home_to_the_answer_in_four_actions_first_result_in_view(server, sized):
+    page = sized("/", 1400, server)
+    form = page.locator("#task-filter form")
+    form.get_by_label("Memory at least").fill("80 GB")               # 1
+    form.get_by_label("Bandwidth at least").fill("3 tb/s")            # 2
+    form.get_by_label("Native FP4").check()                           # 3
+    form.get_by_role("button", name="Find accelerators").click()     # 4 (sorted by bandwidth by default)
+    page.wait_for_url("**/-/accelerators?**")
+    first = page.locator("table.finder-table tbody tr").first
+    assert first.is_visible() and first.bounding_box()["y"] + first.bounding_box()["height"] <= 900
+    assert "Bandwidth (GB/s)" in page.locator("table.finder-table thead").inner_text()
+    assert page.console_errors == []
+
+
+def test_a_wrong_unit_is_explained_with_the_way_back(server, sized):
+    page = sized("/-/accelerators?memory_bandwidth_gbs__gte=3+parsecs", 1400, server)
+    assert "not understood" in page.locator("h2, h1").all_inner_texts()[-1].lower() or \
+        page.get_by_text("This filter was not understood").is_visible()
+    assert page.get_by_text("parsecs").first.is_visible()
+    page.get_by_role("link", name="Start again").click()
+    page.wait_for_url("**/-/accelerators")
+
+
+def test_bandwidth_is_cited_in_one_click(server, sized):
+    page = sized(f"/computekb/accelerators/{H200}#memory_bandwidth_gbs", 1400, server)
+    value = page.locator("#memory_bandwidth_gbs")
+    assert value.locator("dt").inner_text().strip().lower() == "memory bandwidth"
+    assert "GB/s" in value.locator(".value").inner_text()
+    value.locator("summary").click()
+    value.get_by_role("button", name="Copy as text").click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    source = value.locator("a.source-link").get_attribute("href")
+    assert "memory_bandwidth_gbs" in copied and source in copied and f"{H200}#memory_bandwidth_gbs" in copied
+    assert value.get_by_role("button", name=re.compile("Copied")).is_visible()
+    value.get_by_role("button", name="Copy as BibTeX").click()
+    assert page.evaluate("navigator.clipboard.readText()").startswith("@misc{")
+    assert page.console_errors == []
+
+
+def test_spec_sheet_links_lead_to_the_citation(server, sized):
+    page = sized(f"/computekb/accelerators/{H200}", 1400, server)
+    page.locator("#memory_gb a.citation-link").click()
+    page.wait_for_url("**/computekb/citations/**")
+    assert "memory_gb" in page.content()
+
+
+def test_spec_sheet_on_a_phone_reads_top_to_bottom(server, sized):
+    page = sized(f"/computekb/accelerators/{H200}", 390, server)
+    boxes = [page.locator(f"#section-{s}").bounding_box() for s in ("memory", "compute", "interconnect", "power")]
+    assert [b["y"] for b in boxes] == sorted(b["y"] for b in boxes)
+    assert all(b["x"] + b["width"] <= 390 for b in boxes)
+    memory = page.locator("#memory_gb").bounding_box()
+    bandwidth = page.locator("#memory_bandwidth_gbs").bounding_box()
+    assert bandwidth["y"] > memory["y"], "one value under the other, not side by side"
+
+
+def test_compare_on_a_phone_names_the_accelerator_of_every_value(server, sized):
+    page = sized("/-/compare?ids=nvidia-h200-sxm,amd-mi300x", 390, server)
+    cells = page.locator("tr[data-field=memory_gb] td[data-accelerator]")
+    assert cells.count() == 2
+    names = page.locator("table.compare-table thead th[data-accelerator] a").all_inner_texts()
+    for i, name in enumerate(names):
+        label = cells.nth(i).locator(".cell-label")
+        assert label.is_visible() and label.inner_text().strip() == f"{name}:"
+        assert label.bounding_box()["x"] >= 0 and cells.nth(i).bounding_box()["x"] + cells.nth(i).bounding_box()["width"] <= 390
+
+
+def test_calculator_answers_from_lists_without_typing_a_slug(server, sized):
+    page = sized("/-/what-fits", 1400, server)
+    page.select_option("select[name=model]", label="Llama 3.1 70B")
+    page.wait_for_load_state()
+    page.select_option("select[name=weights]", label="FP8 (8-bit floating point, either encoding)")
+    page.wait_for_load_state()
+    page.select_option("select[name=kv_format]", label="FP8 (8-bit floating point, either encoding)")
+    page.wait_for_load_state()
+    page.get_by_role("link", name="32k", exact=True).click()
+    page.wait_for_url("**context=32k**")
+    assert page.locator("table.fits-table tbody tr").count() > 0
+    assert page.locator(".split-bar").first.is_visible()
+    assert "model=llama-3-1-70b" in page.url, "the state is the permalink"
+    assert page.console_errors == []
+
+
+def test_calculator_on_a_phone_reads_as_labelled_cards(server, sized):
+    page = sized(PAGES["what-fits"][0], 390, server)
+    cell = page.locator("table.fits-table tbody tr").first.locator("td[data-label]").first
+    assert "Fits" in cell.evaluate("td => getComputedStyle(td, '::before').content")
+
+
+def test_search_for_memoire_in_french_lists_links(server, sized):
+    page = sized("/", 1400, server)
+    box = page.locator("#site-search-q-home")
+    box.fill("memoire")
+    box.press("Enter")
+    page.wait_for_url("**/-/search?**")
+    page.select_option("select[name=language]", "fr")
+    page.get_by_role("button", name="Search").first.click()
+    page.wait_for_url("**language=fr**")
+    results = page.locator("ol.search-results li")
+    assert results.count() >= 10
+    assert page.locator("ol.search-results mark").count() > 0
+    assert page.locator("ol.search-results .untitled").first.is_visible()
+    results.first.locator("a.result-title").click()
+    page.wait_for_url("**/computekb/articles/**")
+
+
+def test_dashboard_filters_start_at_all(server, sized):
+    page = sized("/-/dashboards/accelerator-landscape", 1400, server)
+    assert page.locator("select#vendor option").first.inner_text() == "All"
