@@ -147,7 +147,8 @@ class Generator:
       note: {quoted(sentence(rng))}""" if rng.random() < 0.3 else f"\n    tdp_w: {rng.randrange(15, 1400, 5)} W"
         return (f"accelerators:\n  - slug: {slug}\n    vendor: {vendor}\n    name: Synthetic {slug.upper()}\n"
                 f"    family: Family {rng.randint(1, 9)}\n    architecture: {quoted(words(rng, 2, 5))}\n"
-                f"    device_class: {rng.choice(DEVICE_CLASSES)}\n    scope: device\n    form_factor: {rng.choice(('SXM', 'PCIe', 'OAM', 'module'))}\n"
+                f"    device_class: {rng.choice(DEVICE_CLASSES)}\n    scope: device\n"
+                f"    form_factor: {rng.choice(('SXM', 'PCIe', 'OAM', 'module'))}\n"
                 f"    status: {rng.choice(('announced', 'shipping', 'discontinued'))}\n"
                 f"    announced: {date(rng)[:7]}\n    memory_gb: {rng.choice(MEMORY_GB)} GB\n"
                 f"    memory_type: {rng.choice(MEMORY_TYPES)}\n    memory_bandwidth_gbs: {bandwidth} TB/s{tdp}\n"
@@ -190,10 +191,12 @@ class Generator:
             provider, body = f"synthetic-cloud-{p:03d}", []
             for i in range(p * PER_FILE, min((p + 1) * PER_FILE, self.n["cloud_offers"])):
                 gpus = rng.choice((1, 2, 4, 8))
-                body.append(f"  - slug: {provider}-offer-{i:06d}\n    provider: {provider}\n    instance: {rng.choice('abcgp')}{gpus}.{rng.randint(1, 9)}xlarge\n"
+                body.append(f"  - slug: {provider}-offer-{i:06d}\n    provider: {provider}\n"
+                            f"    instance: {rng.choice('abcgp')}{gpus}.{rng.randint(1, 9)}xlarge\n"
                             f"    accelerator: {rng.choice(self.accelerators)}\n    gpu_count: {gpus}\n"
                             f"    price_per_hour: {round(gpus * rng.uniform(0.3, 6.5), 2)}\n    currency: {rng.choice(('USD', 'EUR'))}\n"
-                            f"    vat_included: {rng.choice(('true', 'false'))}\n    billing: {rng.choice(('per-second', 'per-minute', 'per-hour'))}\n"
+                            f"    vat_included: {rng.choice(('true', 'false'))}\n"
+                            f"    billing: {rng.choice(('per-second', 'per-minute', 'per-hour'))}\n"
                             f"    region: region-{rng.randint(1, 12)}\n    country: {rng.choice(('FR', 'DE', 'US', 'NL'))}\n"
                             f"    observed: {date(rng, 2025)}\n    source: {self.source()}\n")
             if body:  # with few records, the last providers have no offer
@@ -206,7 +209,8 @@ class Generator:
         return (f"articles:\n- slug: {slug}\n  site: {site}\n  language: {language}\n  translation_key: {key}\n"
                 f"  category: {rng.choice(self.categories[site])}\n  title: {quoted(sentence(rng, 5, 12))}\n"
                 f"  summary: {quoted(sentence(rng, 25, 50))}\n  takeaways:{takeaways or ' []'}\n"
-                f"  published: {date(rng, 2024)}\n  reading_minutes: {rng.randint(3, 25)}\n  author: Synthetic author {rng.randint(1, 20)}\n"
+                f"  published: {date(rng, 2024)}\n  reading_minutes: {rng.randint(3, 25)}\n"
+                f"  author: Synthetic author {rng.randint(1, 20)}\n"
                 f"  accelerators: [{', '.join(accelerators)}]\n  topics:\n" +
                 "".join(f"  - {t}\n" for t in rng.sample(self.topics, rng.randint(1, 3))))
 

@@ -27,9 +27,9 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.load_test import urls_by_kind, worker
-from bench.serve_bench import ours, percentile, start
-from etl.build import build_database
+from bench.load_test import urls_by_kind, worker  # noqa: E402 (after the path is set)
+from bench.serve_bench import ours, percentile, start  # noqa: E402 (after the path is set)
+from etl.build import build_database  # noqa: E402 (after the path is set)
 
 NORMAL, HOSTILE_CLIENTS = 8, 3
 HOSTILE = [

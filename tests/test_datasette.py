@@ -6,8 +6,6 @@ import pytest
 from etl.schema import TABLES
 
 
-
-
 @pytest.mark.parametrize("path", ["/", "/computekb", "/computekb/accelerators", "/computekb/articles",
                                   "/computekb/citations", "/computekb/release"])
 async def test_pages_answer_200(client, path):

@@ -9,12 +9,13 @@ import urllib.parse
 
 import httpx
 import pytest
-from conftest import DATA, serving
 
 from etl.build import build_database
 from etl.serve import SETTINGS, make_datasette, release_snapshot
 from etl.site import DEFAULT_SITE_URL
 from plugins.guard import MAX_TARGET_BYTES, SECURITY_HEADERS
+
+from conftest import DATA, serving
 
 LIMIT_S = SETTINGS["sql_time_limit_ms"] / 1000
 HOSTILE = [

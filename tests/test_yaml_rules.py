@@ -21,7 +21,8 @@ def value_of(text):
     ("NO", "NO"), ("yes", "yes"), ("On", "On"), ("y", "y"),  # YAML 1.1: booleans
     ("true", True), ("False", False), ("TRUE", True),
     ("null", None), ("~", None), ("", None),
-    ("1.5", 1.5), ("1.500", 1.5), ("1.5e3", 1500.0), ("1e3", 1000.0), ("+.INF", float("inf")), (".5", 0.5), ("-.inf", float("-inf")), ("0b101", "0b101"),
+    ("1.5", 1.5), ("1.500", 1.5), ("1.5e3", 1500.0), ("1e3", 1000.0), ("+.INF", float("inf")), (".5", 0.5),
+    ("-.inf", float("-inf")), ("0b101", "0b101"),
     ("2024-03-01", "2024-03-01"),  # dates stay strings
 ])
 def test_plain_scalars_follow_yaml_1_2_core_rules(written, value):
