@@ -82,7 +82,6 @@ def dense_throughput_metadata():
         "description": "Every accelerator with its dense peak throughput, one column per precision and engine "
                        "(matrix: tensor/matrix units; vector: vector/SIMT units). Rows with no dense figure show nulls.",
         "columns": {"accelerator": "The accelerator slug.", "scope": "What the accelerator row counts.", **columns},
-        "units": {c.name: "TFLOPS" for c in DENSE_COLUMNS if c.unit == "TFLOPS"},
     }}
 
 
