@@ -254,7 +254,7 @@ TABLES = (
         slug(), Field("name", "text", "Name.", required=True),
         Field("family", "text", "Precision family (fp8, fp6, fp4...).", facet=True),
         Field("kind", "enum", "Kind of format.", required=True,
-              choices=("float", "integer", "block-scaled-float", "family"), facet=True),
+              choices=("float", "integer", "block-scaled-float", "block-scaled-integer", "family"), facet=True),
         Field("bits", "int", "Bits per element.", minimum=1),
         Field("exponent_bits", "int", "Exponent bits per element.", minimum=0),
         Field("mantissa_bits", "int", "Mantissa bits per element.", minimum=0),
