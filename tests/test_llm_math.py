@@ -102,6 +102,36 @@ def test_gpt_oss_checkpoints_agree_with_the_model_card_within_three_percent(arch
         != pytest.approx(card_gib, rel=0.03)
 
 
+# Llama 3.1 8B (the dimensions of Llama 3 8B, for which llama.cpp states its sizes) in GGUF.
+LLAMA_3_1_8B = sizing.Architecture(layers=32, hidden_size=4096, attention_heads=32, kv_heads=8, head_dim=128,
+                                   intermediate_size=14336, vocab_size=128256)
+# Bits of llama.cpp's block types (ggml-common.h): Q4_K 144 bytes per 256 weights, Q5_K 176, Q6_K 210; Q8_0 34 per 32.
+Q4_K, Q5_K, Q6_K, Q8_0 = 144 * 8 / 256, 176 * 8 / 256, 210 * 8 / 256, 34 * 8 / 32
+
+
+def k_quant_mix(default):
+    """Q4_K_M / Q5_K_M as llama-quant.cpp writes a 32-layer model: attn_v (1024 of the 10,240 attention
+    columns) and ffn_down (a third of the FFN) in Q6_K in 16 of the 32 layers, output.weight in Q6_K."""
+    return sizing.Checkpoint(embedding=default, output_head=Q6_K, attention=default + 0.5 * 0.1 * (Q6_K - default),
+                             dense_ffn=default + 0.5 / 3 * (Q6_K - default), experts=default)
+
+
+@pytest.mark.parametrize("checkpoint, stated_gib", [
+    (k_quant_mix(Q4_K), 4.58),             # quantize.cpp: "Q4_K_M ... 4.58G ... @ Llama-3-8B"
+    (k_quant_mix(Q5_K), 5.33),             # "Q5_K_M ... 5.33G"
+    (sizing.Checkpoint.uniform(Q8_0), 7.96),  # "Q8_0 ... 7.96G"
+])
+def test_gguf_checkpoints_agree_with_llama_cpp_within_three_percent(checkpoint, stated_gib):
+    size = sizing.checkpoint_bytes(sizing.parameters(LLAMA_3_1_8B), checkpoint)
+    assert size / GIB == pytest.approx(stated_gib, rel=0.03)
+
+
+def test_a_k_quant_mix_is_not_its_default_type():
+    # All of Llama 3.1 8B in Q4_K: 8.03B × 4.5 / 8 = 4.52 GB = 4.21 GiB, 8% under the 4.58 GiB of Q4_K_M
+    uniform = sizing.checkpoint_bytes(sizing.parameters(LLAMA_3_1_8B), sizing.Checkpoint.uniform(Q4_K))
+    assert uniform / GIB != pytest.approx(4.58, rel=0.03)
+
+
 def test_checkpoint_bytes_per_tensor_group():
     # DENSE in a made-up checkpoint: embedding 80 × 16 / 8 = 160, head 80 × 8 / 8 = 80,
     # attention 384 × 4 / 8 = 192, FFN 768 × 4 / 8 = 384 → 816 bytes

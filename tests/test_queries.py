@@ -208,6 +208,23 @@ async def test_a_checkpoint_is_sized_per_tensor_group(client, conn):
     assert checkpoint["size_gb"] * 1e9 / 2**30 == pytest.approx(60.8, rel=0.03)
 
 
+def test_checkpoint_sizes_agree_with_their_publishers_within_three_percent(conn):
+    """The size computed per tensor group against the size its publisher states."""
+    stated = conn.execute("select slug, size_gb, stated_size_gb from checkpoints where stated_size_gb is not null").fetchall()
+    assert len(stated) >= 3
+    for row in stated:
+        assert row["size_gb"] == pytest.approx(row["stated_size_gb"], rel=0.03), row["slug"]
+
+
+async def test_gguf_checkpoints_are_offered_and_run_by_no_accelerator_natively(client, conn):
+    """llama.cpp's block types are software formats: no accelerator lists them."""
+    checkpoint = conn.execute("select * from checkpoints where slug = 'llama-3-1-8b-gguf-q4-k-m'").fetchone()
+    rows = await run(client, "what-fits", model="llama-3-1-8b", checkpoint="llama-3-1-8b-gguf-q4-k-m", kv_format="fp16",
+                     context="8192")
+    assert rows and {r["weights_gb"] for r in rows} == {round(checkpoint["size_gb"], 1)}
+    assert {r["native"] for r in rows} <= {0, None} and 0 in {r["native"] for r in rows}
+
+
 @pytest.mark.parametrize("slug, figures, kv_gb", [
     # Hand-worked in tests/test_llm_math.py.
     ("deepseek-v3", {"attention": "mla", "layers": 61, "kv_lora_rank": 512, "qk_rope_head_dim": 64}, 9.210691584),
