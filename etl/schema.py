@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import NamedTuple
 
+from .sizing import ACTIVE_COUNTINGS
+
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
 # Kinds of field. Quantities are written with a unit in YAML ("3.35 TB/s") and
@@ -314,6 +316,9 @@ TABLES = (
         Field("total_params_b", "number", "Total parameters as the maker states them, in billions "
               "(computed_params_b is computed from the config)."),
         Field("active_params_b", "number", "Parameters active per token as the maker states them (MoE), in billions."),
+        Field("active_params_counted", "enum", "How the maker's active_params_b counts: without-embedding (what a "
+              "token reads, the default), with-embedding (the embedding table counted too), or "
+              "without-embedding-and-head (the transformer blocks alone).", choices=ACTIVE_COUNTINGS, facet=True),
         Field("layers", "int", "Transformer layers (num_hidden_layers).", minimum=1),
         Field("hidden_size", "int", "Width of the residual stream (hidden_size).", minimum=1),
         Field("attention_heads", "int", "Query heads per layer.", minimum=1),
@@ -345,6 +350,8 @@ TABLES = (
         Field("computed_params_b", "number", "Total parameters computed from the config fields (etl/sizing.py), in billions."),
         Field("computed_active_params_b", "number", "Parameters one token reads, computed from the config fields: "
               "all but the embedding table, the vision tower and the experts it is not routed to."),
+        Field("computed_active_as_stated_b", "number", "Active parameters computed from the config fields and counted "
+              "as the maker counts them (active_params_counted), to compare with active_params_b, in billions."),
         Field("architecture", "text", "The config fields as one JSON object, the argument of the sizing SQL functions."),
     )),
     Table("checkpoints", "Weights as shipped: the format and effective bits of each tensor group.", (

@@ -177,6 +177,24 @@ def active_parameters(arch: Architecture, counts: Parameters) -> int:
     return counts.total - counts.embedding - counts.vision - unused_experts
 
 
+# How makers count the active parameters they state: what a token reads (the
+# embedding table left out: OpenAI, DeepSeek's figures), the embedding table
+# counted too (Mistral, Meta), or the transformer blocks alone, embedding and
+# output head both left out (Z.ai). See docs/LLM_MATH.md.
+ACTIVE_COUNTINGS = ("without-embedding", "with-embedding", "without-embedding-and-head")
+
+
+def active_parameters_counted(arch: Architecture, counts: Parameters, counting: str = "without-embedding") -> int:
+    """Active parameters counted as a maker counts them (one of ACTIVE_COUNTINGS),
+    so a computed count can be checked against the maker's stated figure."""
+    active = active_parameters(arch, counts)
+    adjustment = {"without-embedding": 0, "with-embedding": counts.embedding,
+                  "without-embedding-and-head": -counts.output_head}
+    if counting not in adjustment:
+        raise SizingError(f"unknown way of counting active parameters {counting!r}; known: {', '.join(ACTIVE_COUNTINGS)}")
+    return active + adjustment[counting]
+
+
 # Checkpoints
 
 @dataclass(frozen=True)

@@ -77,6 +77,8 @@ def add_model_parameters(model):
     counts = sizing.parameters(architecture)
     model["computed_params_b"] = round(counts.total / 1e9, 4)
     model["computed_active_params_b"] = round(sizing.active_parameters(architecture, counts) / 1e9, 4)
+    counting = model.get("active_params_counted") or sizing.ACTIVE_COUNTINGS[0]
+    model["computed_active_as_stated_b"] = round(sizing.active_parameters_counted(architecture, counts, counting) / 1e9, 4)
     model["architecture"] = to_json(architecture_fields(model))
 
 

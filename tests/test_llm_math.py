@@ -59,6 +59,22 @@ def test_moe_parameters_count_dense_layers_experts_shared_experts_and_router():
     assert sizing.active_parameters(MOE, counts) == 280
 
 
+@pytest.mark.parametrize("counting, dense, moe", [
+    # DENSE reads 1232 of its 1312 (all but the 80 of its embedding table); MOE reads 280 (tied: no head of its own)
+    ("without-embedding", 1232, 280),
+    ("with-embedding", 1232 + 80, 280 + 40),        # the embedding table counted too
+    ("without-embedding-and-head", 1232 - 80, 280),  # the transformer blocks alone: DENSE's 80-weight head left out
+])
+def test_active_parameters_counted_as_makers_count_them(counting, dense, moe):
+    assert sizing.active_parameters_counted(DENSE, sizing.parameters(DENSE), counting) == dense
+    assert sizing.active_parameters_counted(MOE, sizing.parameters(MOE), counting) == moe
+
+
+def test_an_unknown_way_of_counting_is_refused():
+    with pytest.raises(sizing.SizingError, match="unknown way of counting"):
+        sizing.active_parameters_counted(DENSE, sizing.parameters(DENSE), "with-vision")
+
+
 def test_mla_parameters():
     # q: 4 × 2 (down) + 2 × 2 heads × (2 + 1) (up) = 20; kv down 4 × (3 + 1) = 16;
     # kv up 3 × 2 × (2 + 2) = 24; out 2 × 2 × 4 = 16 → 76; FFN 3 × 4 × 4 = 48; embedding and head 20 each
