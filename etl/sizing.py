@@ -177,10 +177,11 @@ def active_parameters(arch: Architecture, counts: Parameters) -> int:
     return counts.total - counts.embedding - counts.vision - unused_experts
 
 
-# How makers count the active parameters they state: what a token reads (the
-# embedding table left out: OpenAI, DeepSeek's figures), the embedding table
-# counted too (Mistral, Meta), or the transformer blocks alone, embedding and
-# output head both left out (Z.ai). See docs/LLM_MATH.md.
+# How makers count the active parameters they state, which none of the pages
+# read says: what a token reads (the embedding table left out; agrees with
+# OpenAI's, DeepSeek's and Moonshot's figures), the embedding table counted too
+# (Mistral's), or the transformer blocks alone, embedding and output head both
+# left out (Z.ai's). See docs/LLM_MATH.md.
 ACTIVE_COUNTINGS = ("without-embedding", "with-embedding", "without-embedding-and-head")
 
 
