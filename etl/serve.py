@@ -7,6 +7,7 @@ the copy. A build that replaces `computekb.db` meanwhile changes nothing that
 the running server answers; the new release is served from the next start.
 """
 
+import asyncio
 import contextlib
 import json
 import shutil
@@ -16,10 +17,12 @@ import time
 from pathlib import Path
 
 import httpx
+import uvicorn
 from datasette.app import Datasette
 from datasette.inspect import inspect_hash
 
 from .build import inspect_path
+from .headers import SECURITY_HEADER_NAMES, SECURITY_HEADERS
 from .metadata import DATABASE_FILE, full_metadata
 from .site import DEFAULT_SITE_URL, site_metadata
 
@@ -105,6 +108,38 @@ def make_datasette(db_path, site_url=DEFAULT_SITE_URL):
         static_mounts=[(STATIC_MOUNT, str(STATIC_DIR))],
         settings=SETTINGS,
     )
+
+
+def without_security_headers(app):
+    """`app` with its own copies of the security headers dropped: the server sends them.
+
+    uvicorn writes its configured headers before the application's; both would
+    otherwise arrive twice (the guard adds them, Datasette sets `Referrer-Policy`)."""
+    async def dropped(scope, receive, send):
+        async def sending(event):
+            if event["type"] == "http.response.start":
+                event = dict(event, headers=[(name, value) for name, value in event.get("headers", [])
+                                             if name.lower() not in SECURITY_HEADER_NAMES])
+            await send(event)
+        await app(scope, receive, sending)
+    return dropped
+
+
+def server_config(datasette, host, port):
+    """uvicorn's configuration for `computekb serve`, as `datasette serve` runs it plus the security headers.
+
+    With the httptools parser, the 400 that uvicorn writes itself to a request
+    it cannot parse (before any application code) carries the configured
+    headers too; h11's carries none."""
+    return uvicorn.Config(without_security_headers(datasette.app()), host=host, port=port, log_level="info",
+                          lifespan="on", workers=1, http="httptools", headers=list(SECURITY_HEADERS.items()))
+
+
+def run_server(db_path, host, port, site_url):
+    """Serve `db_path` until stopped: Datasette's startup hooks first, as `datasette serve` runs them."""
+    datasette = make_datasette(db_path, site_url)
+    asyncio.run(datasette.invoke_startup())
+    uvicorn.Server(server_config(datasette, host, port)).run()
 
 
 def datasette_args(db_path, host, port, site_url=DEFAULT_SITE_URL):

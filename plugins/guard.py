@@ -21,36 +21,13 @@ from datasette import hookimpl
 from datasette.utils import tilde_decode, urlsafe_components
 from datasette.utils.asgi import Request, Response
 
+from etl.headers import encoded_security_headers
 from etl.site import site_url
 
 log = logging.getLogger("computekb.guard")
 
 READ_METHODS = {"GET", "HEAD"}
 MAX_TARGET_BYTES = 8192  # path and query string: a long SQL query fits, a header echoing it stays small
-
-# Datasette's own templates use inline scripts and styles, so 'unsafe-inline'
-# stays; data is kept inert by escaping (tests/test_xss_browser.py). vega (charts
-# of datasette-vega and datasette-dashboards) compiles its expressions with
-# `new Function`, hence 'unsafe-eval'. Everything loads from this site: no CDN.
-CONTENT_SECURITY_POLICY = "; ".join([
-    "default-src 'self'",
-    "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data: blob:",
-    "font-src 'self' data:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'self'",
-])
-SECURITY_HEADERS = {
-    "content-security-policy": CONTENT_SECURITY_POLICY,
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",  # what Datasette sets on its data pages: the same everywhere
-    "x-frame-options": "SAMEORIGIN",
-}
-
 
 def through_error(value):
     try:
@@ -101,11 +78,11 @@ def database_csv_error(datasette, request):
 
 
 def with_security_headers(send):
+    """`send` adding each security header the answer does not already carry."""
     async def wrapped(event):
         if event["type"] == "http.response.start":
             present = {name.lower() for name, _ in event.get("headers", [])}
-            extra = [(name.encode(), value.encode()) for name, value in SECURITY_HEADERS.items()
-                     if name.encode() not in present]
+            extra = [(name, value) for name, value in encoded_security_headers() if name not in present]
             event = dict(event, headers=list(event.get("headers", [])) + extra)
         await send(event)
     return wrapped
