@@ -37,7 +37,7 @@ HOSTILE = [
     "/computekb/accelerators.json?_where=randomblob(1000000000) is not null",
     "/computekb/accelerators.csv?_where=randomblob(1000000000) is not null&_stream=on",
     "/computekb.json?sql=select printf('%.*c', 1000000000, 'x')",
-    "/computekb.json?sql=with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c",
+    "/computekb.json?sql=with recursive c(x) as (select 1 union all select x %2B 1 from c) select count(*) from c",
 ]
 
 

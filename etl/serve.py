@@ -24,7 +24,7 @@ from datasette.inspect import inspect_hash
 from .build import inspect_path
 from .headers import SECURITY_HEADER_NAMES, SECURITY_HEADERS
 from .metadata import DATABASE_FILE, full_metadata
-from .site import DEFAULT_SITE_URL, site_metadata
+from .site import DEFAULT_SITE_URL, PLUGIN, site_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
 METADATA_YML = ROOT / "metadata.yml"
@@ -51,8 +51,12 @@ def metadata_path(db_path):
     return Path(db_path).with_suffix(".metadata.json")
 
 
-def served_metadata(site_url):
-    return site_metadata(full_metadata(METADATA_YML), site_url)
+def served_metadata(site_url, plugin_config=None):
+    """metadata.yml with the schema's descriptions, the site URL and any other key
+    of the `computekb` plugin's configuration given (the SQL cap's: plugins/sql_cap.py)."""
+    metadata = site_metadata(full_metadata(METADATA_YML), site_url)
+    metadata["plugins"][PLUGIN].update(plugin_config or {})
+    return metadata
 
 
 def write_metadata(db_path, site_url=DEFAULT_SITE_URL):
@@ -96,13 +100,13 @@ def release_snapshot(db_path):
         yield copy
 
 
-def make_datasette(db_path, site_url=DEFAULT_SITE_URL):
-    """A Datasette instance configured exactly as `computekb serve` runs it."""
+def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None):
+    """A Datasette instance configured exactly as `computekb serve` runs it (`plugin_config`: see served_metadata)."""
     inspect_file = inspect_path(db_path)
     return Datasette(
         immutables=[str(db_path)],
         inspect_data=json.loads(inspect_file.read_text()) if inspect_file.exists() else None,
-        metadata=served_metadata(site_url),
+        metadata=served_metadata(site_url, plugin_config),
         plugins_dir=str(PLUGINS_DIR),
         template_dir=str(TEMPLATES_DIR),
         static_mounts=[(STATIC_MOUNT, str(STATIC_DIR))],

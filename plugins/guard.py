@@ -19,8 +19,9 @@ import urllib.parse
 
 from datasette import hookimpl
 from datasette.utils import tilde_decode, urlsafe_components
-from datasette.utils.asgi import Request, Response
+from datasette.utils.asgi import Request
 
+from etl.error_page import error_response
 from etl.headers import encoded_security_headers
 from etl.site import site_url
 
@@ -57,16 +58,6 @@ def with_site_host(scope, origin):
     parts = urllib.parse.urlsplit(origin)
     headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != b"host"]
     return dict(scope, scheme=parts.scheme, headers=[*headers, (b"host", parts.netloc.encode("ascii"))])
-
-
-async def error_response(datasette, request, message, status):
-    """An error page in Datasette's template (HTML), or its JSON error shape when the path ends in .json."""
-    info = {"ok": False, "error": message, "status": status, "title": None}
-    if request.path.endswith(".json"):
-        return Response.json(info, status=status)
-    await datasette.invoke_startup()  # this wrapper runs before Datasette's own first-request startup
-    # No request: its CSRF token is set further in, and an error page has no form.
-    return Response.html(await datasette.render_template("error.html", info), status=status)
 
 
 def database_csv_error(datasette, request):

@@ -26,7 +26,7 @@ HOSTILE = [
     "/computekb.json?sql=select length(zeroblob(2000000000))",
     "/computekb.json?sql=select printf('%.*c', 1000000000, 'x')",
     "/computekb.json?sql=select replace(printf('%.*c', 900000, 'a'), 'a', printf('%.*c', 900000, 'a'))",
-    "/computekb.json?sql=with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c",
+    "/computekb.json?sql=with recursive c(x) as (select 1 union all select x %2B 1 from c) select count(*) from c",
 ]
 
 
