@@ -9,6 +9,8 @@ run at a time (default: the SQL threads less two, at least one; one with 3
 threads), so two threads always stay free for every other page:
 
 - `?sql=` (a query of the client's own, on the database page in any format),
+  unless it is the query of one of the dashboards' charts, which their page
+  sends as `?sql=` with the filter values as bound parameters,
 - `?_where=` (an SQL expression of the client's own on a table page),
 - `?_stream=` (a streamed CSV runs one query after another until the table ends).
 
@@ -32,12 +34,12 @@ from dataclasses import dataclass
 
 from datasette import hookimpl
 from datasette.utils.asgi import Request
+from datasette_dashboards import replace_opts_in_query
 
 from etl.error_page import error_response
 from etl.headers import SECURITY_HEADERS
 from etl.site import PLUGIN
 
-EXPENSIVE_ARGS = ("sql", "_where", "_stream")
 FREE_THREADS = 2  # SQL threads kept for pages that are not capped
 
 
@@ -56,9 +58,20 @@ def cap_of(datasette) -> Cap:
     return Cap(at_once=int(at_once), wait_s=wait_ms / 1000)
 
 
-def is_expensive(request: Request) -> bool:
+def is_chart_query(datasette, request: Request) -> bool:
+    """Whether `?sql=` is a dashboard chart's own query, as datasette-dashboards
+    fills in its optional `[[ ... ]]` parts for the filter values it sends."""
+    options = {name: request.args.get(name) for name in request.args}
+    return any(replace_opts_in_query(chart["query"], options) == request.args.get("sql")
+               for dashboard in (datasette.plugin_config("datasette-dashboards") or {}).values()
+               for chart in (dashboard.get("charts") or {}).values() if "query" in chart)
+
+
+def is_expensive(datasette, request: Request) -> bool:
     """Whether the client chooses the SQL this request computes (see the module docstring)."""
-    return any(name in request.args for name in EXPENSIVE_ARGS)
+    if "_where" in request.args or "_stream" in request.args:
+        return True
+    return "sql" in request.args and not is_chart_query(datasette, request)
 
 
 # One set of slots per Datasette instance: its test client and the server it runs share them.
@@ -94,7 +107,7 @@ async def busy_response(datasette, request: Request, cap: Cap):
 def asgi_wrapper(datasette):
     def wrap(app):
         async def capped(scope, receive, send):
-            if scope["type"] != "http" or not is_expensive(request := Request(scope, receive)):
+            if scope["type"] != "http" or not is_expensive(datasette, request := Request(scope, receive)):
                 return await app(scope, receive, send)
             cap = cap_of(datasette)
             semaphore = slots(datasette, cap)

@@ -2,6 +2,10 @@
 while one computes, a second waits briefly then gets a 503, and every other page answers."""
 
 import asyncio
+import html
+import json
+import re
+from urllib.parse import quote, urlencode
 
 import pytest
 from datasette.utils.asgi import Request
@@ -36,18 +40,43 @@ NOT_CAPPED = [
 WAIT_MS = 200  # far below the time the slow query holds its slot
 
 
+@pytest.fixture(scope="module")
+def datasette(fixture_db):
+    return make_datasette(fixture_db)
+
+
 @pytest.mark.parametrize("path", CAPPED)
-def test_requests_that_choose_their_sql_are_capped(path):
-    assert is_expensive(Request.fake(path))
+def test_requests_that_choose_their_sql_are_capped(datasette, path):
+    assert is_expensive(datasette, Request.fake(path))
 
 
 @pytest.mark.parametrize("path", NOT_CAPPED)
-def test_pages_whose_sql_is_fixed_are_not_capped(path):
-    assert not is_expensive(Request.fake(path))
+def test_pages_whose_sql_is_fixed_are_not_capped(datasette, path):
+    assert not is_expensive(datasette, Request.fake(path))
 
 
-def test_the_default_cap_leaves_two_sql_threads_free(fixture_db):
-    cap = cap_of(make_datasette(fixture_db))
+RENDER_CHART = re.compile(r"renderChart\('[^']*', (\{.*\}), '([^']*)', '[^']*'\)")
+
+
+async def chart_urls(client, dashboard, filters):
+    """The data URL of each chart of a dashboard page, built from the page as datasette-dashboards' script builds it."""
+    page = await client.get(f"/-/dashboards/{dashboard}?" + urlencode(filters))
+    assert page.status_code == 200
+    charts = [(json.loads(chart), query_string) for chart, query_string in RENDER_CHART.findall(page.text)]
+    return [f"/{chart['db']}.json?sql={quote(chart['query'], safe='')}&{html.unescape(query_string)}&_shape=objects"
+            for chart, query_string in charts if "query" in chart]
+
+
+@pytest.mark.parametrize("filters", [{"fp4": "yes"}, {"vendor": "acme", "min_memory": "80"}, {"scope": "device"}])
+async def test_a_dashboard_charts_own_query_is_not_capped(datasette, fixture_client, filters):
+    urls = await chart_urls(fixture_client, "accelerator-landscape", filters)
+    assert urls and not [url for url in urls if is_expensive(datasette, Request.fake(url))]
+    edited = [url.replace("SELECT", "SELECT 1,", 1) for url in urls]
+    assert all(is_expensive(datasette, Request.fake(url)) for url in edited)
+
+
+def test_the_default_cap_leaves_two_sql_threads_free(datasette):
+    cap = cap_of(datasette)
     assert cap == Cap(at_once=SETTINGS["num_sql_threads"] - 2, wait_s=SETTINGS["sql_time_limit_ms"] / 1000)
     assert cap.at_once == 1
 
