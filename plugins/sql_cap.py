@@ -53,9 +53,17 @@ class Cap:
 def cap_of(datasette) -> Cap:
     """The cap configured in the metadata (`plugins: computekb:`), or its default from Datasette's settings."""
     config = datasette.plugin_config(PLUGIN) or {}
-    at_once = config.get("expensive_requests_at_once") or max(1, datasette.setting("num_sql_threads") - FREE_THREADS)
+    at_once = config.get("expensive_requests_at_once", max(1, datasette.setting("num_sql_threads") - FREE_THREADS))
     wait_ms = config.get("expensive_request_wait_ms", datasette.setting("sql_time_limit_ms"))
-    return Cap(at_once=int(at_once), wait_s=wait_ms / 1000)
+    if not (isinstance(at_once, int) and at_once >= 1) or not (isinstance(wait_ms, (int, float)) and wait_ms >= 0):
+        raise ValueError(f"plugins: {PLUGIN}: expensive_requests_at_once must be a whole number of at least 1 "
+                         f"({at_once!r}) and expensive_request_wait_ms a number of milliseconds ({wait_ms!r})")
+    return Cap(at_once=at_once, wait_s=wait_ms / 1000)
+
+
+@hookimpl
+def startup(datasette):
+    cap_of(datasette)  # a mistyped setting stops the server at start, not every capped request with a 500
 
 
 def is_chart_query(datasette, request: Request) -> bool:

@@ -81,6 +81,13 @@ def test_the_default_cap_leaves_two_sql_threads_free(datasette):
     assert cap.at_once == 1
 
 
+@pytest.mark.parametrize("config", [{"expensive_requests_at_once": 0}, {"expensive_requests_at_once": "one"},
+                                    {"expensive_request_wait_ms": -1}])
+async def test_a_bad_cap_setting_stops_the_start(fixture_db, config):
+    with pytest.raises(ValueError, match="expensive_request"):
+        await make_datasette(fixture_db, plugin_config=config).invoke_startup()
+
+
 @pytest.fixture(scope="module")
 async def short_wait(fixture_db):
     """The fixture database served with a capped request waiting at most WAIT_MS for a slot."""
