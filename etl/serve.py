@@ -20,6 +20,7 @@ import httpx
 import uvicorn
 from datasette.app import Datasette
 from datasette.inspect import inspect_hash
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .build import inspect_path
 from .headers import SECURITY_HEADER_NAMES, SECURITY_HEADERS
@@ -129,14 +130,47 @@ def without_security_headers(app):
     return dropped
 
 
+MAX_HEAD_BYTES = 65_536  # request line and headers: a URL within the guard's bound and any browser's headers fit
+
+
+class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a bound on each request's head (request line and headers).
+
+    h11 refuses a head over 16 KB; httptools reads a header of any length
+    (a 100 MB one was read whole, the server growing by as much). A head over
+    MAX_HEAD_BYTES gets uvicorn's own 400, with the security headers, and the
+    connection is closed. Bytes are counted from the end of the previous
+    request, so pipelined requests sent in one packet count together."""
+
+    head_bytes = 0
+    in_head = True
+
+    def data_received(self, data: bytes) -> None:
+        if self.in_head:
+            self.head_bytes += len(data)
+            if self.head_bytes > MAX_HEAD_BYTES:
+                self.logger.warning("Request head over %d bytes.", MAX_HEAD_BYTES)
+                self.send_400_response("Request head too large.")
+                return
+        super().data_received(data)
+
+    def on_headers_complete(self) -> None:
+        self.in_head = False
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self.head_bytes, self.in_head = 0, True
+        super().on_message_complete()
+
+
 def server_config(datasette, host, port):
     """uvicorn's configuration for `computekb serve`, as `datasette serve` runs it plus the security headers.
 
     With the httptools parser, the 400 that uvicorn writes itself to a request
     it cannot parse (before any application code) carries the configured
-    headers too; h11's carries none."""
+    headers too; h11's carries none. The request head is bounded as h11 bounds it."""
     return uvicorn.Config(without_security_headers(datasette.app()), host=host, port=port, log_level="info",
-                          lifespan="on", workers=1, http="httptools", headers=list(SECURITY_HEADERS.items()))
+                          lifespan="on", workers=1, http=BoundedHttpToolsProtocol, headers=list(SECURITY_HEADERS.items()))
 
 
 def run_server(db_path, host, port, site_url):

@@ -116,6 +116,8 @@ SERVERS_OWN = {
     "malformed request line": b"NOT HTTP\r\n\r\n",
     "bad header line": b"GET / HTTP/1.1\r\nHost: x\r\nno colon here\r\n" + CLOSE,
     "oversized path": b"GET /" + b"a" * 500_000 + b" HTTP/1.1\r\nHost: x\r\n" + CLOSE,
+    "oversized header": b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200_000 + b"\r\n" + CLOSE,
+    "many headers": b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X-Big: a\r\n" * 20_000 + CLOSE,
 }
 
 
@@ -129,7 +131,13 @@ def test_the_servers_own_400s_carry_the_security_headers(server, name):
     assert_security_headers_once(head)
 
 
-@pytest.mark.parametrize("path", ["/computekb/accelerators?x=" + "a" * 12_000, "/computekb/accelerators?x=" + "a" * 60_000])
+def test_headers_within_the_bound_are_answered(server):
+    head = raw_request(server, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 30_000 + b"\r\n" + CLOSE).partition("\r\n\r\n")[0]
+    assert head.startswith("HTTP/1.1 200"), head
+
+
+@pytest.mark.parametrize("path", ["/computekb/accelerators?x=" + "a" * 12_000, "/computekb/accelerators?x=" + "a" * 60_000],
+                         ids=["12 KB", "60 KB"])
 def test_a_long_url_gets_a_414_from_the_server_with_each_security_header_once(server, path):
     head = raw_request(server, f"GET {path} HTTP/1.1\r\nHost: x\r\n".encode() + CLOSE).partition("\r\n\r\n")[0]
     assert head.startswith("HTTP/1.1 414"), head
