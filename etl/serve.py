@@ -5,6 +5,11 @@ A server serves one data release: `computekb serve` copies the database and its
 inspect file, checked to belong together, into a folder of its own and serves
 the copy. A build that replaces `computekb.db` meanwhile changes nothing that
 the running server answers; the new release is served from the next start.
+
+`computekb serve` runs uvicorn itself on Datasette's ASGI application, as
+`datasette serve` does, with the httptools parser and the security headers as
+uvicorn's default headers: the answers uvicorn writes on its own (a request it
+cannot parse, a request head over the bound) carry them too.
 """
 
 import asyncio
