@@ -19,7 +19,7 @@ from .build import (
 )
 from .problems import DataError, printable, report_lines
 from .report import coverage, format_report
-from .serve import DEFAULT_DB, ROOT, datasette_args, release_snapshot
+from .serve import DEFAULT_DB, ROOT, release_snapshot, run_server
 from .site import DEFAULT_SITE_URL, checked_site_url
 
 DEFAULT_DATA = ROOT / "data"
@@ -116,10 +116,8 @@ def serve(host, port, data_dir, db_path, site_url):
     if is_stale(db_path, data_dir):
         click.echo(f"Building {db_path} from {data_dir}...")
         click.get_current_context().invoke(build, data_dir=data_dir, output=db_path)
-    from datasette.cli import cli as datasette_cli
     with release_snapshot(db_path) as snapshot:
-        datasette_cli.main(args=datasette_args(snapshot, host, port, site_url or f"http://{host}:{port}"),
-                           prog_name="datasette")
+        run_server(snapshot, host, port, site_url or f"http://{host}:{port}")
 
 
 @cli.command()

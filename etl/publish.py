@@ -9,6 +9,7 @@ put on PYTHONPATH, and every runtime dependency of the project is installed.
 An image built from the folder is stateless; run as many replicas as needed.
 """
 
+import re
 import secrets
 import shlex
 import shutil
@@ -37,10 +38,21 @@ COPIED = {"plugins": PLUGINS_DIR, "templates": TEMPLATES_DIR, STATIC_MOUNT: STAT
 NOT_COPIED = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
+# Needed by `computekb serve` only. The image runs `datasette serve`, whose uvicorn
+# picks httptools whenever it is installed, and then reads a request header of any
+# length: `computekb serve` bounds it (etl/serve.py), `datasette serve` cannot, so
+# the image keeps h11, which bounds a request head at 16 KB.
+SERVE_ONLY = {"httptools"}
+
+
+def requirement_name(requirement: str) -> str:
+    return re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].lower()
+
+
 def requirements():
-    """The project's runtime dependencies, as pyproject.toml pins them."""
+    """The project's runtime dependencies, as pyproject.toml pins them, but those of `computekb serve` only."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return project["dependencies"]
+    return [r for r in project["dependencies"] if requirement_name(r) not in SERVE_ONLY]
 
 
 def setting_options(settings):

@@ -5,8 +5,14 @@ A server serves one data release: `computekb serve` copies the database and its
 inspect file, checked to belong together, into a folder of its own and serves
 the copy. A build that replaces `computekb.db` meanwhile changes nothing that
 the running server answers; the new release is served from the next start.
+
+`computekb serve` runs uvicorn itself on Datasette's ASGI application, as
+`datasette serve` does, with the httptools parser and the security headers as
+uvicorn's default headers: the answers uvicorn writes on its own (a request it
+cannot parse, a request head over the bound) carry them too.
 """
 
+import asyncio
 import contextlib
 import json
 import shutil
@@ -16,12 +22,15 @@ import time
 from pathlib import Path
 
 import httpx
+import uvicorn
 from datasette.app import Datasette
 from datasette.inspect import inspect_hash
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .build import inspect_path
+from .headers import SECURITY_HEADER_NAMES, SECURITY_HEADERS
 from .metadata import DATABASE_FILE, full_metadata
-from .site import DEFAULT_SITE_URL, site_metadata
+from .site import DEFAULT_SITE_URL, PLUGIN, site_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
 METADATA_YML = ROOT / "metadata.yml"
@@ -48,8 +57,12 @@ def metadata_path(db_path):
     return Path(db_path).with_suffix(".metadata.json")
 
 
-def served_metadata(site_url):
-    return site_metadata(full_metadata(METADATA_YML), site_url)
+def served_metadata(site_url, plugin_config=None):
+    """metadata.yml with the schema's descriptions, the site URL and any other key
+    of the `computekb` plugin's configuration given (the SQL cap's: plugins/sql_cap.py)."""
+    metadata = site_metadata(full_metadata(METADATA_YML), site_url)
+    metadata["plugins"][PLUGIN].update(plugin_config or {})
+    return metadata
 
 
 def write_metadata(db_path, site_url=DEFAULT_SITE_URL):
@@ -93,18 +106,83 @@ def release_snapshot(db_path):
         yield copy
 
 
-def make_datasette(db_path, site_url=DEFAULT_SITE_URL):
-    """A Datasette instance configured exactly as `computekb serve` runs it."""
+def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None):
+    """A Datasette instance configured exactly as `computekb serve` runs it (`plugin_config`: see served_metadata)."""
     inspect_file = inspect_path(db_path)
     return Datasette(
         immutables=[str(db_path)],
         inspect_data=json.loads(inspect_file.read_text()) if inspect_file.exists() else None,
-        metadata=served_metadata(site_url),
+        metadata=served_metadata(site_url, plugin_config),
         plugins_dir=str(PLUGINS_DIR),
         template_dir=str(TEMPLATES_DIR),
         static_mounts=[(STATIC_MOUNT, str(STATIC_DIR))],
         settings=SETTINGS,
     )
+
+
+def without_security_headers(app):
+    """`app` with its own copies of the security headers dropped: the server sends them.
+
+    uvicorn writes its configured headers before the application's; both would
+    otherwise arrive twice (the guard adds them, Datasette sets `Referrer-Policy`)."""
+    async def dropped(scope, receive, send):
+        async def sending(event):
+            if event["type"] == "http.response.start":
+                event = dict(event, headers=[(name, value) for name, value in event.get("headers", [])
+                                             if name.lower() not in SECURITY_HEADER_NAMES])
+            await send(event)
+        await app(scope, receive, sending)
+    return dropped
+
+
+MAX_HEAD_BYTES = 65_536  # request line and headers: a URL within the guard's bound and any browser's headers fit
+
+
+class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a bound on each request's head (request line and headers).
+
+    h11 refuses a head over 16 KB; httptools reads a header of any length
+    (a 100 MB one was read whole, the server growing by as much). A head over
+    MAX_HEAD_BYTES gets uvicorn's own 400, with the security headers, and the
+    connection is closed. Bytes are counted from the end of the previous
+    request, so pipelined requests sent in one packet count together."""
+
+    head_bytes = 0
+    in_head = True
+
+    def data_received(self, data: bytes) -> None:
+        if self.in_head:
+            self.head_bytes += len(data)
+            if self.head_bytes > MAX_HEAD_BYTES:
+                self.logger.warning("Request head over %d bytes.", MAX_HEAD_BYTES)
+                self.send_400_response("Request head too large.")
+                return
+        super().data_received(data)
+
+    def on_headers_complete(self) -> None:
+        self.in_head = False
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self.head_bytes, self.in_head = 0, True
+        super().on_message_complete()
+
+
+def server_config(datasette, host, port):
+    """uvicorn's configuration for `computekb serve`, as `datasette serve` runs it plus the security headers.
+
+    With the httptools parser, the 400 that uvicorn writes itself to a request
+    it cannot parse (before any application code) carries the configured
+    headers too; h11's carries none. The request head is bounded as h11 bounds it."""
+    return uvicorn.Config(without_security_headers(datasette.app()), host=host, port=port, log_level="info",
+                          lifespan="on", workers=1, http=BoundedHttpToolsProtocol, headers=list(SECURITY_HEADERS.items()))
+
+
+def run_server(db_path, host, port, site_url):
+    """Serve `db_path` until stopped: Datasette's startup hooks first, as `datasette serve` runs them."""
+    datasette = make_datasette(db_path, site_url)
+    asyncio.run(datasette.invoke_startup())
+    uvicorn.Server(server_config(datasette, host, port)).run()
 
 
 def datasette_args(db_path, host, port, site_url=DEFAULT_SITE_URL):

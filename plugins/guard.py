@@ -19,38 +19,16 @@ import urllib.parse
 
 from datasette import hookimpl
 from datasette.utils import tilde_decode, urlsafe_components
-from datasette.utils.asgi import Request, Response
+from datasette.utils.asgi import Request
 
+from etl.error_page import error_response
+from etl.headers import encoded_security_headers
 from etl.site import site_url
 
 log = logging.getLogger("computekb.guard")
 
 READ_METHODS = {"GET", "HEAD"}
 MAX_TARGET_BYTES = 8192  # path and query string: a long SQL query fits, a header echoing it stays small
-
-# Datasette's own templates use inline scripts and styles, so 'unsafe-inline'
-# stays; data is kept inert by escaping (tests/test_xss_browser.py). vega (charts
-# of datasette-vega and datasette-dashboards) compiles its expressions with
-# `new Function`, hence 'unsafe-eval'. Everything loads from this site: no CDN.
-CONTENT_SECURITY_POLICY = "; ".join([
-    "default-src 'self'",
-    "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data: blob:",
-    "font-src 'self' data:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'self'",
-])
-SECURITY_HEADERS = {
-    "content-security-policy": CONTENT_SECURITY_POLICY,
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",  # what Datasette sets on its data pages: the same everywhere
-    "x-frame-options": "SAMEORIGIN",
-}
-
 
 def through_error(value):
     try:
@@ -82,16 +60,6 @@ def with_site_host(scope, origin):
     return dict(scope, scheme=parts.scheme, headers=[*headers, (b"host", parts.netloc.encode("ascii"))])
 
 
-async def error_response(datasette, request, message, status):
-    """An error page in Datasette's template (HTML), or its JSON error shape when the path ends in .json."""
-    info = {"ok": False, "error": message, "status": status, "title": None}
-    if request.path.endswith(".json"):
-        return Response.json(info, status=status)
-    await datasette.invoke_startup()  # this wrapper runs before Datasette's own first-request startup
-    # No request: its CSRF token is set further in, and an error page has no form.
-    return Response.html(await datasette.render_template("error.html", info), status=status)
-
-
 def database_csv_error(datasette, request):
     """Datasette 0.65 answers 500 for a database's CSV without a query (`/computekb.csv`)."""
     name, _, extension = request.path.strip("/").partition(".")
@@ -101,11 +69,11 @@ def database_csv_error(datasette, request):
 
 
 def with_security_headers(send):
+    """`send` adding each security header the answer does not already carry."""
     async def wrapped(event):
         if event["type"] == "http.response.start":
             present = {name.lower() for name, _ in event.get("headers", [])}
-            extra = [(name.encode(), value.encode()) for name, value in SECURITY_HEADERS.items()
-                     if name.encode() not in present]
+            extra = [(name, value) for name, value in encoded_security_headers() if name not in present]
             event = dict(event, headers=list(event.get("headers", [])) + extra)
         await send(event)
     return wrapped

@@ -11,9 +11,10 @@ import httpx
 import pytest
 
 from etl.build import build_database
+from etl.headers import SECURITY_HEADERS
 from etl.serve import SETTINGS, make_datasette, release_snapshot
 from etl.site import DEFAULT_SITE_URL
-from plugins.guard import MAX_TARGET_BYTES, SECURITY_HEADERS
+from plugins.guard import MAX_TARGET_BYTES
 
 from conftest import DATA, serving
 
@@ -25,7 +26,7 @@ HOSTILE = [
     "/computekb.json?sql=select length(zeroblob(2000000000))",
     "/computekb.json?sql=select printf('%.*c', 1000000000, 'x')",
     "/computekb.json?sql=select replace(printf('%.*c', 900000, 'a'), 'a', printf('%.*c', 900000, 'a'))",
-    "/computekb.json?sql=with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c",
+    "/computekb.json?sql=with recursive c(x) as (select 1 union all select x %2B 1 from c) select count(*) from c",
 ]
 
 
@@ -98,22 +99,57 @@ def raw_request(url, data):
     return answer.decode("latin-1")
 
 
-def test_the_servers_own_400s(server):
-    """uvicorn answers a malformed request and headers beyond h11's buffer
-    itself, before any application code: a plain-text 400 with no page in it
-    that closes the connection (README.md: a proxy in front adds the headers)."""
-    close = b"Connection: close\r\n\r\n"
-    for data in [b"NOT HTTP\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200_000 + b"\r\n" + close,
-                 b"GET /" + b"a" * 500_000 + b" HTTP/1.1\r\nHost: x\r\n" + close]:
-        head, _, body = raw_request(server, data).partition("\r\n\r\n")
-        if head or data.startswith(b"NOT"):
-            assert head.startswith("HTTP/1.1 400") and "text/plain" in head and "<" not in body, head
+def head_fields(head):
+    """The header fields of a raw response head, names lower-cased, in order (repeats kept)."""
+    return [(name.strip().lower(), value.strip()) for name, _, value in
+            (line.partition(":") for line in head.split("\r\n")[1:])]
 
 
-def test_a_long_url_below_uvicorns_bound_carries_security_headers(server):
-    response = httpx.get(server + "/computekb/accelerators?x=" + "a" * 12_000)
-    assert response.status_code == 414
-    assert all(response.headers[name] == value for name, value in SECURITY_HEADERS.items())
+def assert_security_headers_once(head):
+    fields = head_fields(head)
+    for name, value in SECURITY_HEADERS.items():
+        assert [v for n, v in fields if n == name] == [value], (name, head)
+
+
+CLOSE = b"Connection: close\r\n\r\n"
+SERVERS_OWN = {
+    "malformed request line": b"NOT HTTP\r\n\r\n",
+    "bad header line": b"GET / HTTP/1.1\r\nHost: x\r\nno colon here\r\n" + CLOSE,
+    "oversized path": b"GET /" + b"a" * 500_000 + b" HTTP/1.1\r\nHost: x\r\n" + CLOSE,
+    "oversized header": b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200_000 + b"\r\n" + CLOSE,
+    "many headers": b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X-Big: a\r\n" * 20_000 + CLOSE,
+}
+
+
+@pytest.mark.parametrize("name", SERVERS_OWN)
+def test_the_servers_own_400s_carry_the_security_headers(server, name):
+    """uvicorn answers a request it cannot parse itself, before any application
+    code: a plain-text 400 that closes the connection, with the headers it is
+    configured with (the httptools parser; h11's 400 carries none)."""
+    head, _, body = raw_request(server, SERVERS_OWN[name]).partition("\r\n\r\n")
+    assert head.startswith("HTTP/1.1 400") and "text/plain" in head and "<" not in body, head
+    assert_security_headers_once(head)
+
+
+def test_headers_within_the_bound_are_answered(server):
+    head = raw_request(server, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 30_000 + b"\r\n" + CLOSE).partition("\r\n\r\n")[0]
+    assert head.startswith("HTTP/1.1 200"), head
+
+
+@pytest.mark.parametrize("path", ["/computekb/accelerators?x=" + "a" * 12_000, "/computekb/accelerators?x=" + "a" * 60_000],
+                         ids=["12 KB", "60 KB"])
+def test_a_long_url_gets_a_414_from_the_server_with_each_security_header_once(server, path):
+    head = raw_request(server, f"GET {path} HTTP/1.1\r\nHost: x\r\n".encode() + CLOSE).partition("\r\n\r\n")[0]
+    assert head.startswith("HTTP/1.1 414"), head
+    assert_security_headers_once(head)
+
+
+@pytest.mark.parametrize("path", ["/", "/computekb/accelerators", "/computekb.json?sql=select+1", "/-/accelerators",
+                                  "/assets/reader.css", "/nowhere"])
+def test_each_security_header_is_sent_once(server, path):
+    """The server sends the headers; the application's copies (the guard's, Datasette's `Referrer-Policy`) are dropped."""
+    head = raw_request(server, f"GET {path} HTTP/1.1\r\nHost: x\r\n".encode() + CLOSE).partition("\r\n\r\n")[0]
+    assert_security_headers_once(head)
 
 
 def test_a_snapshot_pairs_the_database_with_its_inspect_file(db_path):

@@ -1,0 +1,129 @@
+"""Requests that can run arbitrary SQL take one slot at a time (plugins/sql_cap.py):
+while one computes, a second waits briefly then gets a 503, and every other page answers."""
+
+import asyncio
+import html
+import json
+import re
+from urllib.parse import quote, urlencode
+
+import pytest
+from datasette.utils.asgi import Request
+
+from etl.headers import SECURITY_HEADERS
+from etl.serve import SETTINGS, make_datasette
+from plugins.sql_cap import Cap, cap_of, is_expensive
+
+# Computes until sql_time_limit_ms stops it: holds its slot (and one SQL thread) for the whole limit
+# (`%2B` is a plus sign: a bare `+` in a query string is a space).
+SLOW = "/computekb.json?sql=with recursive c(x) as (select 1 union all select x %2B 1 from c) select count(*) from c"
+CAPPED = [
+    "/computekb?sql=select 1",
+    "/computekb.json?sql=select 1",
+    "/computekb.csv?sql=select 1",
+    "/computekb/accelerators?_where=1=1",
+    "/computekb/accelerators.json?_where=1=1",
+    "/computekb/accelerators.csv?_stream=on",
+]
+NOT_CAPPED = [
+    "/",
+    "/computekb",
+    "/computekb/accelerators",
+    "/computekb/accelerators.json?vendor=acme",
+    "/computekb/accelerators/acme-x1",
+    "/computekb/articles?_search=memory",
+    "/computekb/articles.csv",
+    "/computekb/articles-about?accelerator=acme-x1",
+    "/-/accelerators",
+    "/-/search?q=memory",
+]
+WAIT_MS = 200  # far below the time the slow query holds its slot
+
+
+@pytest.fixture(scope="module")
+def datasette(fixture_db):
+    return make_datasette(fixture_db)
+
+
+@pytest.mark.parametrize("path", CAPPED)
+def test_requests_that_choose_their_sql_are_capped(datasette, path):
+    assert is_expensive(datasette, Request.fake(path))
+
+
+@pytest.mark.parametrize("path", NOT_CAPPED)
+def test_pages_whose_sql_is_fixed_are_not_capped(datasette, path):
+    assert not is_expensive(datasette, Request.fake(path))
+
+
+RENDER_CHART = re.compile(r"renderChart\('[^']*', (\{.*\}), '([^']*)', '[^']*'\)")
+
+
+async def chart_urls(client, dashboard, filters):
+    """The data URL of each chart of a dashboard page, built from the page as datasette-dashboards' script builds it."""
+    page = await client.get(f"/-/dashboards/{dashboard}?" + urlencode(filters))
+    assert page.status_code == 200
+    charts = [(json.loads(chart), query_string) for chart, query_string in RENDER_CHART.findall(page.text)]
+    return [f"/{chart['db']}.json?sql={quote(chart['query'], safe='')}&{html.unescape(query_string)}&_shape=objects"
+            for chart, query_string in charts if "query" in chart]
+
+
+@pytest.mark.parametrize("filters", [{"fp4": "yes"}, {"vendor": "acme", "min_memory": "80"}, {"scope": "device"}])
+async def test_a_dashboard_charts_own_query_is_not_capped(datasette, fixture_client, filters):
+    urls = await chart_urls(fixture_client, "accelerator-landscape", filters)
+    assert urls and not [url for url in urls if is_expensive(datasette, Request.fake(url))]
+    edited = [url.replace("SELECT", "SELECT 1,", 1) for url in urls]
+    assert all(is_expensive(datasette, Request.fake(url)) for url in edited)
+
+
+def test_the_default_cap_leaves_two_sql_threads_free(datasette):
+    cap = cap_of(datasette)
+    assert cap == Cap(at_once=SETTINGS["num_sql_threads"] - 2, wait_s=SETTINGS["sql_time_limit_ms"] / 1000)
+    assert cap.at_once == 1
+
+
+@pytest.mark.parametrize("config", [{"expensive_requests_at_once": 0}, {"expensive_requests_at_once": "one"},
+                                    {"expensive_request_wait_ms": -1}])
+async def test_a_bad_cap_setting_stops_the_start(fixture_db, config):
+    with pytest.raises(ValueError, match="expensive_request"):
+        await make_datasette(fixture_db, plugin_config=config).invoke_startup()
+
+
+@pytest.fixture(scope="module")
+async def short_wait(fixture_db):
+    """The fixture database served with a capped request waiting at most WAIT_MS for a slot."""
+    datasette = make_datasette(fixture_db, plugin_config={"expensive_request_wait_ms": WAIT_MS})
+    await datasette.invoke_startup()
+    return datasette.client
+
+
+async def while_slow_runs(client, paths):
+    """The answers to `paths`, asked together while SLOW holds the slot; and SLOW's own answer."""
+    slow = asyncio.create_task(client.get(SLOW))
+    await asyncio.sleep(0.1)  # SLOW has taken the slot
+    asked = [asyncio.create_task(client.get(path)) for path in paths]
+    await asyncio.sleep(0.05)  # each request has met the cap (its first step), whatever its page then costs
+    assert not slow.done(), "the slow query ended before the others were asked: the test proves nothing"
+    return await asyncio.gather(*asked), await slow
+
+
+@pytest.mark.parametrize("path", ["/computekb.json?sql=select 1", "/computekb/accelerators?_where=1=1",
+                                  "/computekb/accelerators.csv?_stream=on"])
+async def test_a_second_capped_request_gets_a_503_while_one_runs(short_wait, path):
+    [busy], slow = await while_slow_runs(short_wait, [path])
+    assert busy.status_code == 503, busy.text[:300]
+    assert busy.headers["retry-after"].isdigit()
+    assert all(busy.headers[name] == value for name, value in SECURITY_HEADERS.items())
+    assert "try again" in busy.text
+    assert 400 <= slow.status_code < 500  # the slow query itself ends at the time limit, with its message
+
+
+async def test_other_pages_answer_while_a_capped_request_runs(short_wait):
+    answers, _ = await while_slow_runs(short_wait, NOT_CAPPED)
+    assert [(str(a.url), a.status_code) for a in answers if a.status_code != 200] == []
+
+
+async def test_a_capped_request_waits_for_a_slot_that_comes_free(fixture_db):
+    datasette = make_datasette(fixture_db)  # the default wait: the time limit
+    await datasette.invoke_startup()
+    answers = await asyncio.gather(*[datasette.client.get(f"/computekb.json?sql=select {i} as n") for i in range(4)])
+    assert [a.status_code for a in answers] == [200] * 4
