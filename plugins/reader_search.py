@@ -39,21 +39,30 @@ SYNONYMS = {
 # first and the marks turned into <mark> tags after.
 OPEN, CLOSE = "\x01", "\x02"
 
-SEARCH_SQL = f"""
+# The best LIMIT matches that pass the filters are ranked inside the full-text
+# index first; the articles' rows, highlights and snippets (the dearest part) are
+# read for those only. A filter reads a match's row only when one is chosen. Ties
+# keep the table's order, which is the slugs' (the build writes rows by key).
+SEARCH_SQL = """
 with best as materialized (
-  select rowid, bm25(articles_fts) as rank from articles_fts where articles_fts match :expression
-  order by rank, rowid
+  select f.rowid, bm25(articles_fts) as rank from articles_fts f
+  where articles_fts match :expression
+    and (:language = '' and :site = '' and :category = '' and :topic = '' or exists (
+      select 1 from articles a where a.rowid = f.rowid
+        and (:language = '' or a.language = :language) and (:site = '' or a.site = :site)
+        and (:category = '' or a.category = :category)
+        and (:topic = '' or exists (select 1 from article_topics t where t.article = a.slug and t.topic = :topic))))
+  order by rank, f.rowid
+  limit :limit
 )
 select a.slug, a.language, a.site, a.category, a.title, a.label, a.label_derived, a.topic_tags, a.published,
   highlight(articles_fts, 0, char(1), char(2)) as title_marked,
   snippet(articles_fts, -1, char(1), char(2), '…', 18) as snippet
-from best join articles_fts on articles_fts.rowid = best.rowid join articles a on a.rowid = best.rowid
-where articles_fts match :expression
-  and (:language = '' or a.language = :language) and (:site = '' or a.site = :site)
-  and (:category = '' or a.category = :category)
-  and (:topic = '' or exists (select 1 from article_topics t where t.article = a.slug and t.topic = :topic))
-order by best.rank, a.slug
-limit {LIMIT}
+-- cross join: best drives the loop (SQLite keeps the order of a cross join), one index lookup per row,
+-- where the planner would otherwise go through every match again
+from best cross join articles_fts cross join articles a
+where articles_fts match :expression and articles_fts.rowid = best.rowid and a.rowid = best.rowid
+order by best.rank, best.rowid
 """
 CHOICES_SQL = {
     "language": "select distinct language as value, language as label from articles order by 1",
@@ -110,7 +119,7 @@ async def search(request, datasette):
     choices = {name: [dict(r) for r in (await db.execute(sql)).rows] for name, sql in CHOICES_SQL.items()}
     results, expression = None, fts_expression(query)
     if expression:
-        rows = await db.execute(SEARCH_SQL, {"expression": expression, **chosen})
+        rows = await db.execute(SEARCH_SQL, {"expression": expression, "limit": LIMIT, **chosen})
         results = [result(datasette, row) for row in rows.rows]
     context = {"search_q": query, "chosen": chosen, "choices": choices, "results": results, "limit": LIMIT,
                "canned": f"{datasette.urls.database(DATABASE)}/search-articles", "expression": expression}

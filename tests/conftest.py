@@ -19,6 +19,18 @@ CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
 
 
+async def assert_refused(client, path, query, in_error, in_page):
+    """`path?query` is refused the same way as JSON and as HTML: a 400 whose JSON
+    `error` holds `in_error`, and a 400 page whose text holds `in_page` (the page
+    shows the message among its markup, so the test names what a reader must see)."""
+    response = await client.get(f"{path}.json?{query}")
+    assert response.status_code == 400, response.text
+    assert in_error in response.json()["error"]
+    page = await client.get(f"{path}?{query}")
+    assert page.status_code == 400, page.text
+    assert in_page in page.text
+
+
 @pytest.fixture(scope="session")
 def db_path(tmp_path_factory):
     """The real data, built once per test session."""

@@ -2,6 +2,7 @@
 
 import pytest
 
+from plugins import reader_search
 from plugins.highlight import with_marks
 
 
@@ -30,3 +31,24 @@ async def test_search_query_ranks_and_highlights(client, conn, q, language, word
 async def test_search_page_renders_highlights_as_html(client):
     html = (await client.get("/computekb/search-articles?q=memoire")).text
     assert "<mark>" in html.split("</form>", 1)[-1]
+
+
+REFERENCE_SQL = """select a.slug from articles_fts join articles a on a.rowid = articles_fts.rowid
+where articles_fts match ? and (? = '' or a.language = ?) and (? = '' or a.site = ?) and (? = '' or a.category = ?)
+  and (? = '' or a.slug in (select article from article_topics where topic = ?))
+order by bm25(articles_fts), a.slug limit ?"""
+
+
+@pytest.mark.parametrize("chosen", [{}, {"language": "fr"}, {"site": "deep-dives"}, {"category": "costs"},
+                                    {"topic": "costs"}, {"language": "en", "site": "lecompute"}])
+def test_reader_search_lists_the_best_matches_that_pass_the_filters(conn, chosen):
+    """With a limit smaller than the matches, the search must rank before it cuts and filter
+    before it cuts: the best `limit` matches among the articles that pass the filters."""
+    filters = {name: chosen.get(name, "") for name in reader_search.FILTERS}
+    expression = reader_search.fts_expression("gpu")
+    found = [r["slug"] for r in conn.execute(reader_search.SEARCH_SQL, {"expression": expression, "limit": 3, **filters})]
+    arguments = [value for value in filters.values() for value in (value, value)]
+    expected = [r[0] for r in conn.execute(REFERENCE_SQL, [expression, *arguments, 3])]
+    every = conn.execute(REFERENCE_SQL, [expression, *arguments, 1000]).fetchall()
+    assert len(every) > 3, "the test needs more matches than the limit"
+    assert found == expected
