@@ -17,12 +17,10 @@ from .build import (
     display_path,
     validate_data,
 )
+from .paths import DEFAULT_DATA, DEFAULT_DB, ROOT
 from .problems import DataError, printable, report_lines
 from .report import coverage, format_report
-from .serve import DEFAULT_DB, ROOT, release_snapshot, run_server
 from .site import DEFAULT_SITE_URL, checked_site_url
-
-DEFAULT_DATA = ROOT / "data"
 
 
 @click.group()
@@ -116,6 +114,8 @@ def serve(host, port, data_dir, db_path, site_url):
     if is_stale(db_path, data_dir):
         click.echo(f"Building {db_path} from {data_dir}...")
         click.get_current_context().invoke(build, data_dir=data_dir, output=db_path)
+    from .serve import release_snapshot, run_server  # Datasette's app and uvicorn: only this command needs them
+
     with release_snapshot(db_path) as snapshot:
         run_server(snapshot, host, port, site_url or f"http://{host}:{port}")
 

@@ -20,16 +20,8 @@ from datasette.utils import make_dockerfile
 
 from .build import inspect_path
 from .metadata import DATABASE_FILE
-from .serve import (
-    PLUGINS_DIR,
-    ROOT,
-    SETTINGS,
-    STATIC_DIR,
-    STATIC_MOUNT,
-    TEMPLATES_DIR,
-    release_snapshot,
-    write_metadata,
-)
+from .paths import PLUGINS_DIR, ROOT, STATIC_DIR, STATIC_MOUNT, TEMPLATES_DIR
+from .serve import SETTINGS, release_snapshot, write_metadata
 from .site import DEFAULT_SITE_URL
 
 INSPECT_FILE = "inspect-data.json"  # the name make_dockerfile's command reads

@@ -29,16 +29,9 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .build import inspect_path
 from .headers import SECURITY_HEADER_NAMES, SECURITY_HEADERS
-from .metadata import DATABASE_FILE, full_metadata
+from .metadata import full_metadata
+from .paths import METADATA_YML, PLUGINS_DIR, STATIC_DIR, STATIC_MOUNT, TEMPLATES_DIR
 from .site import DEFAULT_SITE_URL, PLUGIN, site_metadata
-
-ROOT = Path(__file__).resolve().parents[1]
-METADATA_YML = ROOT / "metadata.yml"
-PLUGINS_DIR = ROOT / "plugins"
-TEMPLATES_DIR = ROOT / "templates"
-STATIC_DIR = ROOT / "static"
-STATIC_MOUNT = "assets"             # served at /assets/
-DEFAULT_DB = ROOT / DATABASE_FILE
 
 SETTINGS = {
     "sql_time_limit_ms": 1000,      # a runaway query is stopped, not queued

@@ -12,7 +12,7 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from etl.serve import ROOT
+from etl.paths import ROOT
 
 DATA_DOC = ROOT / "docs" / "DATA.md"
 SECTION = "## Methodology"

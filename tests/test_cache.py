@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from etl import build, cache, read
 from etl.build import build_database, validate_data
 from etl.cli import cli
+from etl.paths import ROOT
 from etl.problems import DataError
-from etl.serve import ROOT
 
 DATA = ROOT / "data"
 

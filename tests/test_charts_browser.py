@@ -6,7 +6,7 @@ Screenshots of every test are kept in test-artifacts/ by the `page` fixture.
 import pytest
 
 from etl.metadata import full_metadata
-from etl.serve import METADATA_YML
+from etl.paths import METADATA_YML
 
 pytestmark = pytest.mark.browser
 

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from etl.build import data_hash
 from etl.cli import cli
-from etl.serve import ROOT
+from etl.paths import ROOT
 
 DATA = ROOT / "data"
 

@@ -140,7 +140,7 @@ def test_build_cli_exits_1_and_keeps_database(good, tmp_path):
 
 
 def test_same_data_gives_the_same_rows(tmp_path):
-    from etl.serve import ROOT
+    from etl.paths import ROOT
     first, second = tmp_path / "a.db", tmp_path / "b.db"
     build_database(ROOT / "data", first)
     build_database(ROOT / "data", second)

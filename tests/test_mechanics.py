@@ -12,7 +12,7 @@ import pytest
 
 from etl.build import build_database
 from etl.metadata import full_metadata
-from etl.serve import METADATA_YML
+from etl.paths import METADATA_YML
 from tests.conftest import FIXTURE_DATA
 
 # --- what the build writes ------------------------------------------------------------

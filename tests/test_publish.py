@@ -19,17 +19,9 @@ from click.testing import CliRunner
 
 from etl.cli import cli
 from etl.metadata import full_metadata
+from etl.paths import METADATA_YML, PLUGINS_DIR, ROOT, TEMPLATES_DIR
 from etl.publish import prepare
-from etl.serve import (
-    METADATA_YML,
-    PLUGINS_DIR,
-    ROOT,
-    SETTINGS,
-    TEMPLATES_DIR,
-    datasette_args,
-    free_port,
-    wait_until_up,
-)
+from etl.serve import SETTINGS, datasette_args, free_port, wait_until_up
 from etl.site import DEFAULT_SITE_URL, site_metadata
 
 

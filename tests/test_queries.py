@@ -15,7 +15,7 @@ import pytest
 from markupsafe import escape
 
 from etl.metadata import full_metadata
-from etl.serve import METADATA_YML
+from etl.paths import METADATA_YML
 
 # Datasette turns on sqlite callback tracebacks: each refusal is also reported
 # to sys.unraisablehook (the server log), which pytest would warn about.

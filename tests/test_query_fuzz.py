@@ -20,7 +20,7 @@ import pytest
 from datasette.filters import Filters
 
 from etl.metadata import full_metadata
-from etl.serve import METADATA_YML
+from etl.paths import METADATA_YML
 
 # Datasette turns on sqlite callback tracebacks: each refused parameter is also
 # reported to sys.unraisablehook (the server log), which pytest would warn about.

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import pytest
 import yaml
 
-from etl.serve import METADATA_YML
+from etl.paths import METADATA_YML
 from etl.transform import DERIVED_MARK
 from etl.units import typed_spelling
 from plugins.reader_fits import ContextError, context_tokens, memory_split, ranked

@@ -7,7 +7,7 @@ acme-x1 96 GB, 4.8 TB/s, 700 W; acme-x2 144 GB, 3.35 TB/s, 1.2 kW; beta-b1 24 GB
 import pytest
 
 from etl.metadata import full_metadata
-from etl.serve import METADATA_YML
+from etl.paths import METADATA_YML
 
 from conftest import assert_refused
 
