@@ -110,7 +110,7 @@ async def test_every_cited_value_has_its_anchor_tier_citation_source_and_cite_te
         number = written(c["value"])
         assert f">{number} " in block, (c["field"], number)
         texts = [html.unescape(t) for t in re.findall(r'data-cite="([^"]*)"', block)]
-        assert len(texts) == 3, "text, Markdown and BibTeX"
+        assert len(texts) == 4 and texts[0] == texts[1], "the one-click text, then text, Markdown and BibTeX"
         for text in texts:
             assert number in text and c["field"] in text and release in text and c["url"] in text.replace("\\_", "_")
             assert f"/computekb/accelerators/{H200}#{c['field']}" in text
