@@ -96,7 +96,7 @@ async def finder(request, datasette):
     data = answer.json()
     context = {
         "pairs": dict(query), "columns": COLUMNS, "sorts": SORTS,
-        "full_table": datasette.urls.table(DATABASE, "accelerators") + "?" + urlencode(query),
+        "full_table": datasette.urls.table(DATABASE, "accelerators") + "?" + urlencode([*query, ("_view", "full")]),
         "error": data.get("error") if answer.status_code != 200 else None,
     }
     if context["error"] is None:
