@@ -76,6 +76,10 @@ class Table:
     # other facet columns keep their indexes and tag counts and are a `_facet=` away.
     page_facets: tuple = ()
 
+    def __post_init__(self):
+        # a page facet is counted from its facet index (etl/load.py): only facet columns have one
+        assert all(self.field(name).facet for name in self.page_facets), self.name
+
     def field(self, name):
         return next(f for f in self.fields + self.derived if f.name == name)
 
