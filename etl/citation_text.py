@@ -1,7 +1,11 @@
-"""Escaping for the citations the pages offer to copy (Markdown, BibTeX), shared by every page that cites."""
+"""What every page that cites shares: escaping for Markdown and BibTeX, titles without derived-label marks,
+and the anchor of a throughput figure on its accelerator's spec sheet."""
 
 import re
 from datetime import UTC, datetime
+from typing import NamedTuple
+
+from .transform import ADDRESS_MARK, DERIVED_MARK
 
 BIBTEX_SPECIALS = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
                    "$": r"\$", "#": r"\#", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
@@ -18,3 +22,23 @@ def markdown_escape(text):
 def today_utc():
     """The date accessed of a citation: today on the server's clock, in UTC."""
     return datetime.now(UTC).date().isoformat()
+
+
+class Shown(NamedTuple):
+    """What to show as the name of a row or page: its title, or (`published` False) its derived label without
+    the bracketed mark. A page shows "title not published" beside such a name; a citation never calls it a title."""
+
+    text: str
+    published: bool
+
+
+def shown_title(title, label):
+    """`title` when there is one, else `label` without its derived-label mark (summary or address)."""
+    if title:
+        return Shown(title, True)
+    return Shown(label.removesuffix(DERIVED_MARK).removesuffix(ADDRESS_MARK), False)
+
+
+def value_anchor(precision, engine, sparsity):
+    """The anchor of a throughput figure on the spec sheet: `fp8_matrix_dense`, `fp8_matrix_sparse`."""
+    return f"{precision}_{engine}_{'dense' if sparsity == 'dense' else 'sparse'}"

@@ -28,7 +28,8 @@ def table_metadata(table):
         "label_column": table.label,
         "columns": {f.name: describe(f) for f in columns},
         "sortable_columns": [f.name for f in columns if f.kind in SORTABLE_KINDS],
-        "facets": [{"tags": f.name} if f.kind == "list" else f.name for f in columns if f.facet],
+        "facets": [{"tags": f.name} if f.kind == "list" else f.name for f in columns
+                   if (f.name in table.page_facets if table.page_facets else f.facet)],
     }
     if table.sort_desc:
         meta["sort_desc"] = table.sort_desc

@@ -74,6 +74,13 @@ class Table:
     search: tuple = ()               # full-text searchable columns
     derived: tuple = dc_field(default_factory=tuple)  # columns made by transform.py
     one_of: tuple = ()               # fields of which a record gives at least one
+    # The facets the table page shows, where not every facet column: the few a reader filters on. The
+    # other facet columns keep their indexes and tag counts and are a `_facet=` away.
+    page_facets: tuple = ()
+
+    def __post_init__(self):
+        # a page facet is counted from its facet index (etl/load.py): only facet columns have one
+        assert all(self.field(name).facet for name in self.page_facets), self.name
 
     def field(self, name):
         return next(f for f in self.fields + self.derived if f.name == name)
@@ -241,6 +248,7 @@ TABLES = (
         Field("launch_price_usd", "quantity", "Vendor list price at launch, where one exists.", unit="USD"),
         source(), note(),
     ), label="name", cited=True, sort_desc="memory_bandwidth_gbs",
+        page_facets=("vendor", "device_class", "memory_type", "native_fp8", "native_fp4"),
         derived=(
         Field("fp4_formats", "list", "4-bit floating-point formats supported natively (JSON array: nvfp4, mxfp4, or fp4 "
               "when a source says FP4 without naming the format), from format_support and FP4 throughput rows.", facet=True),

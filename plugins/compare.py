@@ -15,6 +15,7 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from rapidfuzz import fuzz, process
 
+from etl.citation_text import shown_title
 from etl.load import DENSE_PRECISIONS
 from etl.metadata import DATABASE
 from etl.schema import AUTHORED, ENGINES, TABLES_BY_NAME
@@ -223,12 +224,14 @@ async def table(db, slugs, specs, sql, one_scope):
 
 
 async def articles(db, slugs):
-    """The catalogued articles that discuss each accelerator, newest first."""
+    """The catalogued articles that discuss each accelerator, newest first, each with the name to show
+    (an untitled article's derived label without its mark: the page labels it "title not published")."""
     result = await db.execute(
-        "SELECT aa.accelerator, a.slug, a.label, a.language, a.published FROM article_accelerators aa "
+        "SELECT aa.accelerator, a.slug, a.label, a.title, a.language, a.published FROM article_accelerators aa "
         f"JOIN articles a ON a.slug = aa.article WHERE aa.accelerator IN ({picked_sql(slugs)}) "
         "ORDER BY a.published IS NULL, a.published DESC, a.label", params(slugs))
-    return {slug: [dict(r) for r in result.rows if r["accelerator"] == slug] for slug in slugs}
+    return {slug: [{**dict(r), "shown": shown_title(r["title"], r["label"])} for r in result.rows
+                   if r["accelerator"] == slug] for slug in slugs}
 
 
 def chart(rows, columns):

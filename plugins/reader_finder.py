@@ -1,4 +1,4 @@
-"""The accelerator finder: a compact page of the dozen columns a reader filters on.
+"""The accelerator finder, and the compact accelerators table: the dozen columns a reader filters on.
 
 Datasette's accelerators table shows every column, a glossary and the facets
 before the first row. This page asks Datasette's own table JSON for the same
@@ -7,13 +7,21 @@ table is the same query string on /computekb/accelerators) and shows the
 answer compactly: human-readable headers with units, notes cut short with the
 whole text on hover, formats as labels, facets as links that stay here.
 The form's fields are Datasette's filter arguments, so every state is a permalink.
+
+Datasette's own accelerators table shows the same columns by default
+(templates/_table-computekb-accelerators.html, Datasette's override of a
+table's rows), with the same headers and cells (templates/_reader_accelerator_row.html);
+`?_view=full` there shows Datasette's table of every column.
 """
 
+import json
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from datasette import hookimpl
 from datasette.utils.asgi import Response
+
+from etl.schema import TABLES_BY_NAME
 
 DATABASE = "computekb"
 PATH = "/-/accelerators"
@@ -25,8 +33,10 @@ COLUMNS = (
     ("native_fp8", "FP8"), ("native_fp4", "FP4"), ("fp4_formats", "FP4 formats"),
     ("launch_price_usd", "List price (USD)"), ("note", "Note"),
 )
-FACETS = (("vendor", "Vendor"), ("device_class", "Class"), ("memory_type", "Memory type"),
-          ("native_fp8", "Native FP8"), ("native_fp4", "Native FP4"))
+FACET_TITLES = {"vendor": "Vendor", "device_class": "Class", "memory_type": "Memory type",
+                "native_fp8": "Native FP8", "native_fp4": "Native FP4"}
+# The table's page facets (etl/schema.py), the same on this page and on Datasette's table.
+FACETS = tuple((column, FACET_TITLES[column]) for column in TABLES_BY_NAME["accelerators"].page_facets)
 SORTS = (("memory_bandwidth_gbs", "bandwidth"), ("memory_gb", "memory"), ("tdp_w", "power"),
          ("launch_price_usd", "list price"), ("announced", "announcement date"), ("name", "name"))
 NOTE_CHARACTERS = 70
@@ -73,7 +83,7 @@ def short_note(note):
 
 def formats(raw):
     """fp4_formats as a list of labels (the column holds a JSON array)."""
-    return [f.strip(' "') for f in (raw or "").strip("[]").split(",") if f.strip(' "')]
+    return json.loads(raw) if raw else []
 
 
 async def finder(request, datasette):
@@ -86,12 +96,11 @@ async def finder(request, datasette):
     data = answer.json()
     context = {
         "pairs": dict(query), "columns": COLUMNS, "sorts": SORTS,
-        "full_table": datasette.urls.table(DATABASE, "accelerators") + "?" + urlencode(query),
+        "full_table": datasette.urls.table(DATABASE, "accelerators") + "?" + urlencode([*query, ("_view", "full")]),
         "error": data.get("error") if answer.status_code != 200 else None,
     }
     if context["error"] is None:
-        rows = [{**row, "note_short": short_note(row.get("note")), "formats": formats(row.get("fp4_formats")),
-                 "href": datasette.urls.row(DATABASE, "accelerators", row["slug"])} for row in data["rows"]]
+        rows = [{**row, "href": datasette.urls.row(DATABASE, "accelerators", row["slug"])} for row in data["rows"]]
         context.update(rows=rows, count=data["filtered_table_rows_count"],
                        described=data.get("human_description_en"),
                        facets=facets(datasette, data.get("facet_results", {})),
@@ -107,4 +116,11 @@ def register_routes():
 
 @hookimpl
 def extra_template_vars(datasette):
-    return {"finder_path": datasette.urls.path(PATH), "finder_sorts": SORTS}
+    return {"finder_path": datasette.urls.path(PATH), "finder_sorts": SORTS, "accelerator_columns": COLUMNS}
+
+
+@hookimpl
+def prepare_jinja2_environment(env):
+    """The two filters the compact rows need, on the finder and on Datasette's table alike."""
+    env.filters["short_note"] = short_note
+    env.filters["fp4_labels"] = formats

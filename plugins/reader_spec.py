@@ -16,10 +16,10 @@ from urllib.parse import urlsplit
 from datasette import hookimpl
 from datasette.utils import tilde_encode, urlsafe_components
 
-from etl.citation_text import bibtex_escape, markdown_escape, today_utc
+from etl.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
 from etl.load import DENSE_PRECISIONS, INTEGER_PRECISIONS
 from etl.schema import AUTHORED
-from etl.transform import DERIVED_MARK
+from etl.site import site_url
 
 DATABASE = "computekb"
 FIELDS = {f.name: f for f in AUTHORED["accelerators"].columns}
@@ -157,13 +157,15 @@ def nearest_peers(row, candidates, count=PEERS):
 def value_cite(site, value, permalink, release, accessed):
     """The citation of one value as text, Markdown and BibTeX: value, unit, field, original source,
     permalink to the value's anchor and data release."""
-    source = value.source_label or "source not recorded"
+    source = value.source_label or "no source recorded"
     where = f" ({value.source_url})" if value.source_url else ""
-    text = (f"{value.label} ({value.field}): {value.text}. Source: {source}{where}, {value.tier or 'tier unknown'}. "
+    tier = f", {value.tier}" if value.tier else ""
+    text = (f"{value.label} ({value.field}): {value.text}. Source: {source}{where}{tier}. "
             f"{site}, {permalink}, data release {release}, accessed {accessed}.")
     markdown = (f"{markdown_escape(value.label)} (`{value.field}`): **{markdown_escape(value.text)}**. "
                 f"Source: {f'[{markdown_escape(source)}]({value.source_url})' if value.source_url else markdown_escape(source)}"
-                f" ({value.tier or 'tier unknown'}). [{site}]({permalink}), data release `{release}`, accessed {accessed}.")
+                f"{f' ({value.tier})' if value.tier else ''}. [{site}]({permalink}), data release `{release}`, "
+                f"accessed {accessed}.")
     key = permalink.rsplit("/", 1)[-1].replace("#", "-")
     source_url = f" \\url{{{value.source_url}}}" if value.source_url else ""
     bibtex = "\n".join([
@@ -181,7 +183,7 @@ def value_cite(site, value, permalink, release, accessed):
 def article_shown(article):
     """An article with the text to show as its title: its title, or the label derived from its summary
     without the bracketed mark (the page shows a "title not published" label beside it instead)."""
-    return {**article, "shown": article["title"] or article["label"].removesuffix(DERIVED_MARK)}
+    return {**article, "shown": shown_title(article["title"], article["label"]).text}
 
 
 class SheetBuilder:
@@ -193,8 +195,8 @@ class SheetBuilder:
         self.release = data["release"][0]["data_release"] if data["release"] else None
         self.site = datasette.metadata("title") or DATABASE
         self.accessed = today_utc()
-        self.permalink = datasette.absolute_url(
-            request, datasette.urls.row(DATABASE, "accelerators", tilde_encode(self.row["slug"])))
+        # on the configured site URL: a request's Host header may name any host
+        self.permalink = site_url(datasette) + datasette.urls.row(DATABASE, "accelerators", tilde_encode(self.row["slug"]))
         self.cited = {(c["table_name"], c["row_slug"], c["field"]): c for c in data["citations"]}
 
     def row_url(self, table, slug):
@@ -229,7 +231,7 @@ class SheetBuilder:
             unit = "TOPS" if t["precision"] in INTEGER_PRECISIONS else "TFLOPS"
             key = (t["precision"], t["engine"])
             rows.setdefault(key, ComputeRow(t["precision"], t["engine"], unit))
-            anchor = f"{t['precision']}_{t['engine']}_{'dense' if t['sparsity'] == 'dense' else 'sparse'}"
+            anchor = value_anchor(t["precision"], t["engine"], t["sparsity"])
             value = self.value(f"{t['precision']} {t['engine']} {t['sparsity']}", f"{number(t['tflops'])} {unit}",
                                self.cited.get(("throughput", t["slug"], "tflops")), anchor=anchor, unit=unit)
             value.label = f"{t['precision'].upper()} {t['engine']} {'dense' if t['sparsity'] == 'dense' else '2:4 sparse'}"

@@ -1,18 +1,20 @@
-// Reader pages: "cite this value" buttons copy the citation in the chosen format.
-// Without JavaScript (or clipboard permission) the citation stays readable in the textarea beside them.
+// Reader pages: "cite" buttons copy the citation of a value in one click (text), the panel beside it in the
+// format chosen. Without JavaScript (or clipboard permission) the citation stays readable in the panel's box.
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("button.copy-cite");
   if (!button) return;
   const text = button.dataset.cite;
-  const box = button.parentElement.querySelector("textarea");
+  const panel = button.closest(".sheet-value-body")?.querySelector("details.cite-value");
+  const box = panel?.querySelector("textarea");
   if (box) box.value = text;
   try {
     await navigator.clipboard.writeText(text);
     button.dataset.copied = "yes";
-    button.textContent = "Copied " + button.dataset.format;
+    button.textContent = button.classList.contains("cite-one-click") ? "copied" : "Copied " + button.dataset.format;
   } catch (error) {
+    if (panel) panel.open = true;
     if (box) { box.focus(); box.select(); }
-    button.textContent = "Select and copy from the box";
+    button.textContent = "select and copy from the box";
   }
 });
 

@@ -78,7 +78,7 @@ async def test_markdown_links_the_label_to_the_permalink(client, accelerator, re
 async def test_every_value_of_an_accelerator_shows_its_source(client, conn, accelerator):
     page = await fetch(client, f"/computekb/accelerators/{accelerator['slug']}")
     cited = conn.execute("""
-        SELECT c.slug, s.label, s.url FROM citations c JOIN sources s ON s.slug = c.source
+        SELECT c.slug, s.title, s.url FROM citations c JOIN sources s ON s.slug = c.source
         WHERE (c.table_name = 'accelerators' AND c.row_slug = :slug)
            OR (c.table_name = 'throughput' AND c.row_slug IN (SELECT slug FROM throughput WHERE accelerator = :slug))
            OR (c.table_name = 'format_support'
@@ -88,23 +88,41 @@ async def test_every_value_of_an_accelerator_shows_its_source(client, conn, acce
     sources = page[page.index('id="sources"'):]
     for row in cited:
         assert f'href="/computekb/citations/{row["slug"]}"' in sources, row["slug"]
-        assert html.escape(row["label"]) in sources
+        # the title, or the address without its scheme when the title is not known
+        assert html.escape(row["title"] or row["url"].split("://", 1)[1].rstrip("/")) in sources
         if row["url"]:
             assert f'href="{html.escape(row["url"])}"' in sources
+    assert "[title not known" not in sources, "no derived-label mark in the page"
 
 
-async def test_article_page_cites_the_article_record(client, conn, release):
-    # A derived label holds brackets, which Markdown link text must escape.
-    article = conn.execute("SELECT slug, label FROM articles ORDER BY label_derived DESC, slug LIMIT 1").fetchone()
+async def test_article_page_cites_the_article_by_its_title(client, conn, release):
+    # A title may hold brackets, which Markdown link text must escape.
+    article = conn.execute("SELECT slug, title FROM articles WHERE title IS NOT NULL "
+                           "ORDER BY title LIKE '%[%' DESC, slug LIMIT 1").fetchone()
     page = await fetch(client, f"/computekb/articles/{article['slug']}")
     markdown = textarea(page, "cite-markdown")
     text, url = re.match(r"\[((?:\\.|[^\\\]])*)\]\(([^)]+)\)", markdown).groups()
-    assert re.sub(r"\\(.)", r"\1", text) == article["label"], "the link text is the label, escaped"
+    assert re.sub(r"\\(.)", r"\1", text) == article["title"], "the link text is the title, escaped"
     assert url.endswith(f"/computekb/articles/{article['slug']}")
     bibtex = textarea(page, "cite-bibtex")
     assert bibtex.startswith(f"@misc{{computekb-articles-{article['slug']},")
     assert f"data release {release}" in bibtex
     assert 'id="sources"' not in page, "articles state no numbers"
+
+
+async def test_an_untitled_article_is_cited_without_a_title(client, conn, release):
+    article = conn.execute("SELECT slug, summary FROM articles WHERE title IS NULL ORDER BY slug LIMIT 1").fetchone()
+    assert article, "the data holds an article whose site publishes no title"
+    page = await fetch(client, f"/computekb/articles/{article['slug']}")
+    block = page[page.index('id="cite-this"'):]
+    bibtex, markdown = textarea(page, "cite-bibtex"), textarea(page, "cite-markdown")
+    assert "title =" not in bibtex, "no title field: the site published none"
+    assert "title not published" in bibtex and "title not published" in markdown
+    assert article["summary"][:20] in bibtex, "what the site published: its summary"
+    assert markdown.startswith(f"[{article['slug']}](")
+    for text in (bibtex, markdown):
+        assert not re.search(r"\[[a-z ]*(derived|not known)[^\]]*\]", text), text
+    assert 'class="label untitled">title not published' in block
 
 
 async def test_other_row_pages_have_no_citation_block(client, conn):

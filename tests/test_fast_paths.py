@@ -40,6 +40,10 @@ async def test_a_tag_facet_value_filters_and_toggles(client, conn):
     assert "topic_tags__arraycontains" not in chosen["toggle_url"]
 
 
+# The accelerators page shows the reader's facets, no tag facet: its FP4 formats tag facet is asked for.
+FP4_FORMATS = "_facet_tags=fp4_formats"
+
+
 def tag_facet_pages(conn):
     """(table, query string) of pages counted from the tag counts (equal values of other
     facet columns), then of pages that must count their rows (anything else)."""
@@ -49,10 +53,11 @@ def tag_facet_pages(conn):
     counted = [("articles", ""), ("articles", "language=fr"), ("articles", f"site={site}&category={category}"),
                ("articles", "language__exact=en&_sort=slug"), ("articles", "language=fr&language=en"),
                ("articles", "language=xx"), ("articles", "language=en&_facet=author&_labels=on"),
-               ("accelerators", "vendor=nvidia"), ("accelerators", "device_class=datacenter-gpu&status=shipping")]
+               ("accelerators", f"vendor=nvidia&{FP4_FORMATS}"),
+               ("accelerators", f"device_class=datacenter-gpu&status=shipping&{FP4_FORMATS}")]
     rows = [("articles", "published__gte=2025-06"), ("articles", f"_search={word}"),
             ("articles", f"topic_tags__arraycontains={topic}"), ("articles", "language__not=fr"),
-            ("articles", "_where=reading_minutes > 5"), ("accelerators", "memory_gb__gt=100")]
+            ("articles", "_where=reading_minutes > 5"), ("accelerators", f"memory_gb__gt=100&{FP4_FORMATS}")]
     return counted, rows
 
 

@@ -26,6 +26,9 @@ PAGES = {
     "compare": ("/-/compare?ids=nvidia-h200-sxm,amd-mi300x,nvidia-b200", r"^Compare H200 SXM"),
     "dashboard": ("/-/dashboards/accelerator-landscape", r"^Accelerator landscape"),
     "not-found": ("/computekb/accelerators/no-such-accelerator", r"^Not found"),
+    "table": ("/computekb/accelerators", r"^computekb: accelerators: \d+ rows"),
+    "citation": (f"/computekb/citations/accelerators-{H200}-memory-bandwidth-gbs",
+                 rf"^Citation: memory_bandwidth_gbs of {H200}$"),
 }
 
 
@@ -101,20 +104,96 @@ def test_a_wrong_unit_is_explained_with_the_way_back(server, sized):
     page.wait_for_url("**/-/accelerators")
 
 
-def test_bandwidth_is_cited_in_one_click(server, sized):
+def test_bandwidth_is_cited_in_one_click(server, sized, conn):
     page = sized(f"/computekb/accelerators/{H200}#memory_bandwidth_gbs", 1400, server)
     value = page.locator("#memory_bandwidth_gbs")
     assert value.locator("dt").inner_text().strip().lower() == "memory bandwidth"
-    assert "GB/s" in value.locator(".value").inner_text()
-    value.locator("summary").click()
-    value.get_by_role("button", name="Copy as text").click()
+    shown = value.locator(".value").inner_text().strip()
+    assert "GB/s" in shown
+    source = conn.execute("select s.title, s.url from citations c join sources s on s.slug = c.source "
+                          "where c.table_name = 'accelerators' and c.row_slug = ? and c.field = 'memory_bandwidth_gbs'",
+                          (H200,)).fetchone()
+    release = conn.execute("select data_release from release").fetchone()[0]
+    value.get_by_role("button", name="cite", exact=True).click()                      # the one click
     copied = page.evaluate("navigator.clipboard.readText()")
-    source = value.locator("a.source-link").get_attribute("href")
-    assert "memory_bandwidth_gbs" in copied and source in copied and f"{H200}#memory_bandwidth_gbs" in copied
-    assert value.get_by_role("button", name=re.compile("Copied")).is_visible()
+    for part in (shown, "memory_bandwidth_gbs", source["title"], source["url"], f"{H200}#memory_bandwidth_gbs",
+                 f"data release {release}"):
+        assert part in copied, (part, copied)
+    assert value.locator("button.cite-one-click[data-copied]").is_visible()
+    value.locator("summary").click()                                                  # the other formats
+    value.get_by_role("button", name="Copy as Markdown").click()
+    assert source["url"] in page.evaluate("navigator.clipboard.readText()")
     value.get_by_role("button", name="Copy as BibTeX").click()
     assert page.evaluate("navigator.clipboard.readText()").startswith("@misc{")
     assert page.console_errors == []
+
+
+def test_a_value_without_a_citation_is_cited_honestly(server, sized):
+    page = sized(f"/computekb/accelerators/{H200}", 390, server)
+    value = page.locator("#device_class")
+    assert value.locator(".no-source").inner_text() == "no source recorded" and value.locator(".no-source").is_visible()
+    value.get_by_role("button", name="cite", exact=True).click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert "no source recorded" in copied and f"{H200}#device_class" in copied
+
+
+def test_compact_table_first_row_in_view_and_all_columns_one_click_away(server, sized):
+    page = sized("/computekb/accelerators", 1400, server)
+    first = page.locator("table.compact-accelerators tbody tr").first.bounding_box()
+    assert first["y"] + first["height"] <= 900, f"first row at {first['y']:.0f} px"
+    headers = page.locator("table.compact-accelerators thead").inner_text()
+    assert "Bandwidth (GB/s)" in headers and "Memory (GB)" in headers and "memory_bandwidth_gbs" not in headers
+    assert not page.locator("dl.column-descriptions").is_visible(), "the glossary is folded"
+    page.locator("details.column-glossary summary").click()
+    assert page.locator("details.column-glossary dl").is_visible()
+    page.get_by_role("link", name="All columns").click()
+    page.wait_for_url("**_view=full**")
+    assert page.locator("table.rows-and-columns th[data-column=interconnect_gbs]").is_visible()
+    assert page.console_errors == []
+
+
+def test_compact_table_on_a_phone_scrolls_inside_its_frame(server, sized):
+    page = sized("/computekb/accelerators", 390, server)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390, wider_than_the_screen(page)
+    frame = page.locator(".compact-table-frame")
+    assert frame.evaluate("f => f.scrollWidth > f.clientWidth"), "the table scrolls in its own frame"
+    assert page.locator("table.compact-accelerators tbody tr").count() > 0
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", ["/computekb/accelerators", f"/computekb/accelerators/{H200}"])
+def test_the_header_search_box_searches(server, sized, path, width):
+    page = sized(path, width, server)
+    box = page.locator("header .site-search input[type=search]")
+    assert box.is_visible()
+    box.fill("kv cache")
+    box.press("Enter")
+    page.wait_for_url("**/-/search?q=kv**")
+    assert page.locator("ol.search-results li").count() > 0
+    if width == 390:
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, wider_than_the_screen(page)
+
+
+def test_a_citation_page_links_its_source_and_its_value(server, sized, conn):
+    url = conn.execute("select s.url from citations c join sources s on s.slug = c.source "
+                       "where c.slug = ?", (f"accelerators-{H200}-memory-bandwidth-gbs",)).fetchone()[0]
+    page = sized(PAGES["citation"][0], 1400, server)
+    source = page.locator("a.citation-source")
+    assert source.is_visible() and source.get_attribute("href") == url
+    page.locator("a.cited-value").click()
+    page.wait_for_url(f"**/{H200}#memory_bandwidth_gbs")
+    assert page.locator("#memory_bandwidth_gbs:target").is_visible()
+
+
+def test_an_untitled_article_is_cited_without_a_placeholder(server, sized, conn):
+    slug = conn.execute("select slug from articles where title is null order by slug limit 1").fetchone()[0]
+    page = sized(f"/computekb/articles/{slug}", 390, server)
+    bibtex = page.locator("textarea#cite-bibtex").input_value()
+    markdown = page.locator("textarea#cite-markdown").input_value()
+    assert bibtex.startswith("@misc{") and "title =" not in bibtex
+    for text in (bibtex, markdown):
+        assert not re.search(r"\[[^\]]*(derived|not known)[^\]]*\]", text), text
+    assert page.locator("#cite-this .untitled").is_visible()
 
 
 def test_spec_sheet_links_lead_to_the_citation(server, sized):
@@ -174,7 +253,7 @@ def test_search_for_memoire_in_french_lists_links(server, sized):
     box.press("Enter")
     page.wait_for_url("**/-/search?**")
     page.select_option("select[name=language]", "fr")
-    page.get_by_role("button", name="Search").first.click()
+    page.locator("form.search-form").get_by_role("button", name="Search").click()
     page.wait_for_url("**language=fr**")
     results = page.locator("ol.search-results li")
     assert results.count() >= 10

@@ -89,6 +89,8 @@ PAGES = {  # path: whether the payload must show on it as text
     f"/computekb/articles?_search={WORD}": True,
     f"/computekb/sources?slug={SOURCE}": True,
     f"/computekb/accelerators?slug={ACCELERATOR}": True,
+    f"/computekb/accelerators?slug={ACCELERATOR}&_view=full": True,
+    f"/computekb/citations/accelerators-{ACCELERATOR}-memory-gb": True,
     f"/computekb/citations?row_slug={ACCELERATOR}": False,
     f"/computekb/article_accelerators?accelerator={ACCELERATOR}": True,
     f"/computekb/search-articles?q={WORD}": True,

@@ -1,0 +1,147 @@
+"""The compact accelerators table, the header search box, a citation's page and citations of untitled
+articles, as HTML from Datasette's test client.
+
+Mechanics on the fixture data (tests/fixture/data: expected values written out from its YAML);
+what depends on real rows (FP4 formats) on the real data, with expected values read from the database.
+"""
+
+import html
+import json
+import re
+
+TABLE = "/computekb/accelerators"
+
+
+def thead(page):
+    return page[page.index("<thead>"):page.index("</thead>")]
+
+
+def row_slugs(page):
+    return re.findall(r'<tr data-slug="([^"]+)"', page)
+
+
+def link(page, css_class):
+    return html.unescape(re.search(rf'class="{css_class}" href="([^"]+)"', page).group(1))
+
+
+async def test_the_table_shows_the_readers_columns_with_readable_headers(fixture_client):
+    page = (await fixture_client.get(TABLE)).text
+    assert 'class="finder-table compact-accelerators"' in page and 'class="rows-and-columns"' not in page
+    headers = re.sub(r"<[^>]+>", "", thead(page))
+    for header in ("Accelerator", "Vendor", "Memory (GB)", "Bandwidth (GB/s)", "Power (W)", "List price (USD)"):
+        assert header in headers
+    table = page[page.index("<thead>"):page.index("</table>")]
+    assert "memory_bandwidth_gbs" not in headers and "interconnect_gbs" not in table, "the dozen columns only"
+    assert row_slugs(page) == ["acme-x1", "acme-x2", "beta-b1"], "by bandwidth: 4.8 TB/s, 3.35 TB/s, 900 GB/s"
+    assert '<a href="/computekb/accelerators/acme-x1">X1</a>' in page, "the name opens the spec sheet"
+    assert ">4,800<" in page and ">1,200<" in page, "plain numbers: the unit is in the header"
+
+
+async def test_a_header_sorts_numbers_highest_first_then_reverses(fixture_client):
+    page = (await fixture_client.get(TABLE)).text
+    memory = re.search(r'<a href="([^"]+)" rel="nofollow">Memory \(GB\)', page).group(1)
+    assert "_sort_desc=memory_gb" in memory
+    sorted_page = (await fixture_client.get(html.unescape(memory))).text
+    assert row_slugs(sorted_page) == ["acme-x2", "acme-x1", "beta-b1"], "144, 96, 24 GB"
+    again = re.search(r'<a href="([^"]+)" rel="nofollow">Memory \(GB\) ↓', sorted_page).group(1)
+    assert row_slugs((await fixture_client.get(html.unescape(again))).text) == ["beta-b1", "acme-x1", "acme-x2"]
+
+
+async def test_all_columns_is_datasettes_table_with_the_same_filters(fixture_client):
+    page = (await fixture_client.get(f"{TABLE}?memory_gb__gte=100")).text
+    assert row_slugs(page) == ["acme-x2"]
+    full_url = link(page, "all-columns-link")
+    assert "_view=full" in full_url and "memory_gb__gte=100" in full_url
+    full = (await fixture_client.get(full_url)).text
+    assert 'class="rows-and-columns"' in full and 'data-column="interconnect_gbs"' in full
+    assert 'class="compact-accelerators' not in full
+    assert full.count('<td class="col-slug') == 1, "one row: the filter is kept"
+    assert "memory_gb__gte=100" in link(full, "compact-view-link") and "_view" not in link(full, "compact-view-link")
+
+
+async def test_json_and_csv_of_the_table_still_answer(fixture_client):
+    page = (await fixture_client.get(TABLE)).text
+    exports = page[page.index('class="export-links"'):]
+    json_url = html.unescape(re.search(r'href="([^"]+\.json[^"]*)"', exports).group(1))
+    csv_url = html.unescape(re.search(r'href="([^"]+\.csv[^"]*)"', exports).group(1))
+    rows = (await fixture_client.get(json_url + ("&" if "?" in json_url else "?") + "_shape=array")).json()
+    assert {r["slug"] for r in rows} == {"acme-x1", "acme-x2", "beta-b1"}
+    assert "interconnect_gbs" in rows[0], "the JSON keeps every column"
+    csv = await fixture_client.get(csv_url)
+    assert csv.status_code == 200 and csv.text.startswith("slug,")
+
+
+async def test_the_glossary_is_folded_and_the_page_facets_are_the_readers(fixture_client):
+    page = (await fixture_client.get(TABLE)).text
+    glossary = page[page.index('<details class="column-glossary">'):]
+    glossary = glossary[:glossary.index("</details>")]
+    assert "Maximum board or module power per row scope." in glossary
+    assert 'class="table table-accelerators folded-glossary"' in page or "folded-glossary" in page
+    facets = set(re.findall(r'class="facet-info[^"]*"[^>]*data-column="([^"]+)"', page))
+    assert facets == {"vendor", "device_class", "memory_type", "native_fp8", "native_fp4"}
+
+
+async def test_a_row_page_keeps_datasettes_own_row_table(fixture_client):
+    page = (await fixture_client.get(f"{TABLE}/acme-x1")).text
+    details = page[page.index('class="datasette-row"'):]
+    assert 'class="rows-and-columns"' in details and 'class="compact-accelerators' not in page
+
+
+async def test_fp4_formats_are_labels_not_json(client, conn):
+    slug, formats = conn.execute("select slug, fp4_formats from accelerators where fp4_formats like '%,%' "
+                                 "order by memory_bandwidth_gbs desc limit 1").fetchone()
+    page = (await client.get(f"{TABLE}?_size=max")).text
+    row = page[page.index(f'<tr data-slug="{slug}"'):]
+    cell = row[row.index('class="col-fp4_formats"'):]
+    cell = cell[:cell.index("</td>")]
+    assert re.findall(r'<span class="label">([^<]+)</span>', cell) == json.loads(formats)
+    assert "[" not in cell and "&#34;" not in cell
+
+
+async def test_the_search_box_is_in_the_header_of_every_page(fixture_client):
+    for path in ("/", TABLE, f"{TABLE}/acme-x1", "/computekb/articles", "/-/compare", "/-/accelerators",
+                 "/computekb/citations/accelerators-acme-x1-memory-bandwidth-gbs", "/computekb/no-such-table"):
+        page = (await fixture_client.get(path)).text
+        header = page[page.index("<header>"):page.index("</header>")]
+        assert 'class="site-search" action="/-/search"' in header, path
+        assert "site-search" not in page[page.index("<footer"):], path
+
+
+async def test_a_citation_page_links_the_value_and_its_source(fixture_client):
+    page = (await fixture_client.get("/computekb/citations/accelerators-acme-x1-memory-bandwidth-gbs")).text
+    assert '<a class="citation-source" href="https://example.com/acme-x1-datasheet" rel="noopener">' \
+           'Acme X1 datasheet</a>' in page
+    value = link(page, "cited-value")
+    assert value == "/computekb/accelerators/acme-x1#memory_bandwidth_gbs"
+    sheet = (await fixture_client.get(value.split("#")[0])).text
+    assert 'id="memory_bandwidth_gbs"' in sheet, "the anchor the citation points at exists"
+    assert "4.8 TB/s" in page, "the value as written"
+
+
+async def test_a_value_without_a_citation_still_has_its_anchor_and_cite(fixture_client):
+    page = (await fixture_client.get(f"{TABLE}/acme-x1")).text
+    block = page[page.index('id="device_class"'):]
+    block = block[:block.index("</details>")]
+    assert "no source recorded" in block and "citation-link" not in block
+    cite = html.unescape(re.search(r'class="copy-cite cite-one-click" data-format="text" data-cite="([^"]+)"',
+                                   block).group(1))
+    assert "datacenter-gpu" in cite and "no source recorded" in cite and "/computekb/accelerators/acme-x1#device_class" in cite
+
+
+async def test_an_untitled_article_has_no_placeholder_in_any_citation(fixture_client):
+    page = (await fixture_client.get("/computekb/articles/untitled-power-note")).text
+    block = html.unescape(page[page.index('id="cite-this"'):])
+    bibtex = block[block.index('class="cite-bibtex"'):]
+    bibtex = bibtex[bibtex.index(">") + 1:bibtex.index("</textarea>")]
+    markdown = block[block.index('class="cite-markdown"'):]
+    markdown = markdown[markdown.index(">") + 1:markdown.index("</textarea>")]
+    assert "[label derived" not in block and "derived from summary" not in block
+    assert "title =" not in bibtex and "Power and cost of running the B1 all day." in bibtex
+    assert markdown.startswith("[untitled-power-note](") and "title not published" in markdown
+    assert "title not published" in block[:block.index("Permalink")], "the page says so, outside any title"
+
+
+async def test_a_titled_article_is_cited_by_its_title(fixture_client):
+    page = html.unescape((await fixture_client.get("/computekb/articles/acme-x1-review")).text)
+    assert "title = {{A look at the Acme X1}}" in page
+    assert "[A look at the Acme X1](" in page and "title not published" not in page
