@@ -181,19 +181,20 @@ async def all_specs(db, slugs):
 
 
 async def citations(db, slugs):
-    """(accelerator, spec key) -> citation slug, tier, source label and URL, for every cited value."""
+    """(accelerator, spec key) -> citation slug, tier, source title (`shown`, never a derived-label mark) and URL,
+    for every cited value."""
     picked = picked_sql(slugs)
     result = await db.execute(f"""
-        SELECT c.row_slug AS accelerator, c.field AS key, c.slug, c.tier, s.label, s.url
+        SELECT c.row_slug AS accelerator, c.field AS key, c.slug, c.tier, s.title, s.label, s.url
         FROM citations c JOIN sources s ON s.slug = c.source
         WHERE c.table_name = 'accelerators' AND c.row_slug IN ({picked})
         UNION ALL
-        SELECT t.accelerator, {THROUGHPUT_KEY_SQL}, c.slug, c.tier, s.label, s.url
+        SELECT t.accelerator, {THROUGHPUT_KEY_SQL}, c.slug, c.tier, s.title, s.label, s.url
         FROM throughput t
         JOIN citations c ON c.table_name = 'throughput' AND c.row_slug = t.slug AND c.field = 'tflops'
         JOIN sources s ON s.slug = c.source
         WHERE t.sparsity = 'dense' AND t.accelerator IN ({picked})""", params(slugs))
-    return {(r["accelerator"], r["key"]): dict(r) for r in result.rows}
+    return {(r["accelerator"], r["key"]): {**dict(r), "shown": shown_title(r["title"], r["label"])} for r in result.rows}
 
 
 def mark_best(spec, comparable=True):

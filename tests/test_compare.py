@@ -233,3 +233,19 @@ async def test_no_star_compares_a_system_with_a_device(client, conn):
     same = [r[0] for r in conn.execute("SELECT slug FROM accelerators WHERE scope = 'device' AND memory_gb IS NOT NULL "
                                        "GROUP BY memory_gb ORDER BY memory_gb LIMIT 2")]
     assert 'class="best"' in (await client.get("/-/compare?ids=" + ",".join(same))).text
+
+
+async def test_a_source_without_a_title_is_never_shown_with_its_derived_label_mark(client, conn):
+    """The hover text of a value names its source by its title; an untitled source's label is made from
+    its address and marked so in the table, a mark meant for the sources table, not for a reader."""
+    rows = conn.execute(
+        "SELECT DISTINCT c.row_slug, s.label FROM citations c JOIN sources s ON s.slug = c.source "
+        "WHERE c.table_name = 'accelerators' AND s.title IS NULL ORDER BY c.row_slug LIMIT 3").fetchall()
+    assert rows, "the data needs an accelerator value cited from a source without a title"
+    page = html.unescape((await client.get("/-/compare?ids=" + ",".join(r[0] for r in rows))).text)
+    marked = [label for _, label in rows if label.endswith("]")]
+    assert marked, "untitled sources' labels carry their mark"
+    for label in marked:
+        mark = label[label.rindex(" ["):]
+        assert mark not in page
+        assert label[:label.rindex(" [")] in page
