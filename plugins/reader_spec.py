@@ -23,6 +23,9 @@ from etl.site import site_url
 
 DATABASE = "computekb"
 FIELDS = {f.name: f for f in AUTHORED["accelerators"].columns}
+# Made by the build from the sheet's cited rows (format support, throughput, citations): no source of their own.
+DERIVED = {f.name for f in AUTHORED["accelerators"].derived}
+DERIVED_SOURCE = "derived by the knowledge base from this sheet's cited values"
 
 # Section -> the accelerator fields it shows, in reading order. Compute is the
 # throughput table; price and rental add the price and offer rows.
@@ -64,6 +67,7 @@ class Value:
     source_label: str | None = None
     source_url: str | None = None
     source_untitled: bool = False
+    derived: bool = False         # made from other cited values, not stated by a source
     note: str | None = None
     cite: dict = field(default_factory=dict)
 
@@ -157,7 +161,7 @@ def nearest_peers(row, candidates, count=PEERS):
 def value_cite(site, value, permalink, release, accessed):
     """The citation of one value as text, Markdown and BibTeX: value, unit, field, original source,
     permalink to the value's anchor and data release."""
-    source = value.source_label or "no source recorded"
+    source = value.source_label or (DERIVED_SOURCE if value.derived else "no source recorded")
     where = f" ({value.source_url})" if value.source_url else ""
     tier = f", {value.tier}" if value.tier else ""
     text = (f"{value.label} ({value.field}): {value.text}. Source: {source}{where}{tier}. "
@@ -210,6 +214,8 @@ class SheetBuilder:
             value.source_url = citation["url"]
             value.source_untitled = bool(citation["label_derived"])
             value.source_label = citation["title"] or urlsplit(citation["url"] or "").netloc or citation["source"]
+        else:
+            value.derived = name in DERIVED
         value.cite = value_cite(self.site, value, f"{self.permalink}#{value.field}", self.release, self.accessed)
         return value
 

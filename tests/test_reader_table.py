@@ -8,6 +8,8 @@ what depends on real rows (FP4 formats) on the real data, with expected values r
 import html
 import json
 import re
+import sqlite3
+from contextlib import closing
 
 TABLE = "/computekb/accelerators"
 
@@ -126,6 +128,20 @@ async def test_a_value_without_a_citation_still_has_its_anchor_and_cite(fixture_
     cite = html.unescape(re.search(r'class="copy-cite cite-one-click" data-format="text" data-cite="([^"]+)"',
                                    block).group(1))
     assert "datacenter-gpu" in cite and "no source recorded" in cite and "/computekb/accelerators/acme-x1#device_class" in cite
+
+
+async def test_a_derived_value_says_it_is_derived_not_unsourced(fixture_client, fixture_db):
+    """native_fp8 is made by the build from cited format claims: saying "no source recorded" would
+    tell a reader it is unsupported."""
+    with closing(sqlite3.connect(fixture_db)) as conn:
+        [(derived,)] = conn.execute("SELECT native_fp8 FROM accelerators WHERE slug = 'acme-x1'").fetchall()
+    assert derived, "the fixture's Acme X1 has a native FP8 value"
+    page = (await fixture_client.get(f"{TABLE}/acme-x1")).text
+    block = page[page.index('id="native_fp8"'):]
+    block = block[:block.index("</details>")]
+    assert "derived from this sheet's cited values" in block and "no source recorded" not in block
+    cite = html.unescape(re.search(r'data-format="text" data-cite="([^"]+)"', block).group(1))
+    assert "derived by the knowledge base" in cite and "no source recorded" not in cite
 
 
 async def test_an_untitled_article_has_no_placeholder_in_any_citation(fixture_client):
