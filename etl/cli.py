@@ -1,6 +1,7 @@
 """The `computekb` command: validate, build and serve the knowledge base."""
 
 import functools
+import signal
 import sqlite3
 import sys
 from contextlib import closing
@@ -96,6 +97,11 @@ def site_url_option(context, parameter, value):
         raise click.BadParameter(str(error)) from None
 
 
+def exit_on_signal(signum, frame):
+    """End the process by an exception, so that every `with` block on the way out cleans up."""
+    raise SystemExit(128 + signum)
+
+
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8001, show_default=True, type=int)
@@ -116,6 +122,9 @@ def serve(host, port, data_dir, db_path, site_url):
         click.get_current_context().invoke(build, data_dir=data_dir, output=db_path)
     from .serve import release_snapshot, run_server  # Datasette's app and uvicorn: only this command needs them
 
+    # uvicorn stops gracefully on SIGTERM, then raises the signal again under the handler it found:
+    # with the default one the process ends there, before the snapshot's folder is removed.
+    signal.signal(signal.SIGTERM, exit_on_signal)
     with release_snapshot(db_path) as snapshot:
         run_server(snapshot, host, port, site_url or f"http://{host}:{port}")
 

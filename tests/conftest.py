@@ -78,8 +78,9 @@ async def client(ds):
 
 
 @contextlib.contextmanager
-def serving(db_path, data_dir=DATA):
+def serving(db_path, data_dir=DATA, temp_dir=None):
     """`computekb serve` of `db_path` on a free loopback port; yields its URL.
+    `temp_dir`: the folder the server makes its temporary files in (TMPDIR).
 
     The installed `computekb` command, run from the database's folder: as a
     user runs it, with nothing of the checkout on the import path but what
@@ -93,7 +94,8 @@ def serving(db_path, data_dir=DATA):
     with log.open("wb") as output:
         process = subprocess.Popen(
             [command, "serve", "--db", str(db_path), "--data", str(data_dir), "--port", str(port)],
-            stdout=output, stderr=subprocess.STDOUT, cwd=Path(db_path).parent)
+            stdout=output, stderr=subprocess.STDOUT, cwd=Path(db_path).parent,
+            env={**os.environ, "TMPDIR": str(temp_dir)} if temp_dir else None)
     url = f"http://127.0.0.1:{port}"
     if not wait_until_up(url, process):
         process.kill()

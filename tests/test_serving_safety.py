@@ -10,13 +10,13 @@ import urllib.parse
 import httpx
 import pytest
 
-from etl.build import build_database
+from etl.build import build_database, inspect_path
 from etl.headers import SECURITY_HEADERS
 from etl.serve import SETTINGS, make_datasette, release_snapshot
 from etl.site import DEFAULT_SITE_URL
 from plugins.guard import MAX_TARGET_BYTES
 
-from conftest import DATA, serving
+from conftest import DATA, FIXTURE_DATA, serving
 
 LIMIT_S = SETTINGS["sql_time_limit_ms"] / 1000
 HOSTILE = [
@@ -205,3 +205,17 @@ def test_a_rebuild_under_a_live_server_changes_nothing_it_answers(tmp_path):
     with serving(db, data) as url:
         assert table_count(url, "vendors") == vendors + 1
         assert httpx.get(url + "/computekb/vendors/zz-new-vendor.json").status_code == 200
+
+
+def test_a_stopped_server_leaves_no_copy_of_its_release_behind(fixture_db, tmp_path):
+    """The server answers from a copy of the database; stopped as a service manager stops it
+    (SIGTERM), it removes the copy, else every restart would leave a database's worth of disk."""
+    db = tmp_path / "computekb.db"
+    shutil.copyfile(fixture_db, db)
+    shutil.copyfile(inspect_path(fixture_db), inspect_path(db))
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    with serving(db, data_dir=FIXTURE_DATA, temp_dir=temp) as url:
+        assert httpx.get(url + "/").status_code == 200
+        assert any(temp.iterdir()), "the release is served from a copy in the temporary folder"
+    assert list(temp.iterdir()) == []
