@@ -102,6 +102,12 @@ def exit_on_signal(signum, frame):
     raise SystemExit(128 + signum)
 
 
+def cache_ttl_option(**default):
+    """The `--cache-ttl` option of `serve` and `publish` (the image passes its value to `serve`)."""
+    return click.option("--cache-ttl", type=click.IntRange(0), **default,
+                        help="Datasette's default_cache_ttl: seconds a cache or CDN may keep a page.")
+
+
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8001, show_default=True, type=int)
@@ -111,13 +117,19 @@ def exit_on_signal(signum, frame):
               show_default="computekb.db", help="Database to serve.")
 @click.option("--site-url", callback=site_url_option,
               help="The site's public URL, used in permalinks and feeds  [default: http://HOST:PORT]")
-def serve(host, port, data_dir, db_path, site_url):
+@click.option("--no-rebuild", is_flag=True,
+              help="Serve the database as it is, never building it (the deployment image, which has no data folder).")
+@cache_ttl_option(show_default="Datasette's")
+def serve(host, port, data_dir, db_path, site_url, no_rebuild, cache_ttl):
     """Rebuild if the data changed, then serve one release with Datasette.
 
     The server answers from a copy of the database taken at start: a later
     build is served from the next start.
     """
-    if is_stale(db_path, data_dir):
+    if no_rebuild:
+        if not db_path.exists():
+            raise click.ClickException(f"{printable(str(db_path))} does not exist (--no-rebuild: it is not built here)")
+    elif is_stale(db_path, data_dir):
         click.echo(f"Building {db_path} from {data_dir}...")
         click.get_current_context().invoke(build, data_dir=data_dir, output=db_path)
     from .serve import release_snapshot, run_server  # Datasette's app and uvicorn: only this command needs them
@@ -126,7 +138,7 @@ def serve(host, port, data_dir, db_path, site_url):
     # with the default one the process ends there, before the snapshot's folder is removed.
     signal.signal(signal.SIGTERM, exit_on_signal)
     with release_snapshot(db_path) as snapshot:
-        run_server(snapshot, host, port, site_url or f"http://{host}:{port}")
+        run_server(snapshot, host, port, site_url or f"http://{host}:{port}", cache_ttl)
 
 
 @cli.command()
@@ -136,12 +148,11 @@ def serve(host, port, data_dir, db_path, site_url):
               show_default="computekb.db", help="Database to deploy (rebuilt first if the data changed).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=ROOT / "dist",
               show_default="dist/", help="Deployment folder to (re)create.")
-@click.option("--cache-ttl", type=click.IntRange(0), default=3600, show_default=True,
-              help="Datasette's default_cache_ttl: seconds a cache or CDN may keep a page.")
+@cache_ttl_option(default=3600, show_default=True)
 @click.option("--site-url", callback=site_url_option, default=DEFAULT_SITE_URL, show_default=True,
               help="The site's public URL, used in permalinks and feeds.")
 def publish(data_dir, db_path, out, cache_ttl, site_url):
-    """Prepare a Docker deployment folder with Datasette's own Dockerfile."""
+    """Prepare a Docker deployment folder whose image runs `computekb serve` on the database."""
     from .publish import prepare
     if is_stale(db_path, data_dir):
         click.get_current_context().invoke(build, data_dir=data_dir, output=db_path, quiet=True)

@@ -17,3 +17,4 @@ PLUGINS_DIR = ROOT / "plugins"
 TEMPLATES_DIR = ROOT / "templates"
 STATIC_DIR = ROOT / "static"
 STATIC_MOUNT = "assets"             # served at /assets/
+DATA_DOC = ROOT / "docs" / "DATA.md"  # its methodology section is also a page (plugins/methodology.py)

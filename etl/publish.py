@@ -1,15 +1,20 @@
-"""`computekb publish`: a deployment folder built with Datasette's own tooling.
+"""`computekb publish`: a deployment folder whose image runs `computekb serve`.
 
-The folder holds what `datasette package` would put in its build context (the
-database, its inspect file, the metadata, plugins, templates, static files)
-and a Dockerfile written by Datasette's `make_dockerfile`, so the image runs
-the database immutable (`-i`) with the same settings as `computekb serve`.
-The plugins import `etl`, which is not on PyPI: the package is copied in and
-put on PYTHONPATH, and every runtime dependency of the project is installed.
+The folder holds the database and its inspect file, one release, and the files
+the server reads, at the places they have in the project (metadata.yml, the
+plugins, templates, static files, docs/DATA.md) beside the `etl` package, which
+is not on PyPI: copied in and put on PYTHONPATH, it finds every one of them from
+its own place (etl/paths.py), as it does in the project. Every runtime dependency
+is installed with its pins, httptools included.
+
+The Dockerfile is the one Datasette's `make_dockerfile` writes (base image,
+dependencies, a secret shared by the image's replicas, the port in `$PORT`),
+with its command replaced: the image runs `computekb serve --no-rebuild`, the
+server of etl/serve.py, so it answers as `computekb serve` does, with the
+security headers on uvicorn's own 400s too and the request head bounded.
 An image built from the folder is stateless; run as many replicas as needed.
 """
 
-import re
 import secrets
 import shlex
 import shutil
@@ -20,38 +25,35 @@ from datasette.utils import make_dockerfile
 
 from .build import inspect_path
 from .metadata import DATABASE_FILE
-from .paths import PLUGINS_DIR, ROOT, STATIC_DIR, STATIC_MOUNT, TEMPLATES_DIR
-from .serve import SETTINGS, release_snapshot, write_metadata
+from .paths import DATA_DOC, METADATA_YML, PLUGINS_DIR, ROOT, STATIC_DIR, TEMPLATES_DIR
+from .serve import release_snapshot
 from .site import DEFAULT_SITE_URL
 
-INSPECT_FILE = "inspect-data.json"  # the name make_dockerfile's command reads
 MARKER = ".computekb-publish"       # marks a folder this command may replace
-COPIED = {"plugins": PLUGINS_DIR, "templates": TEMPLATES_DIR, STATIC_MOUNT: STATIC_DIR, "etl": ROOT / "etl"}
+SHIPPED = [ROOT / "etl", PLUGINS_DIR, TEMPLATES_DIR, STATIC_DIR, METADATA_YML, DATA_DOC]
 NOT_COPIED = shutil.ignore_patterns("__pycache__", "*.pyc")
-
-
-# Needed by `computekb serve` only. The image runs `datasette serve`, whose uvicorn
-# picks httptools whenever it is installed, and then reads a request header of any
-# length: `computekb serve` bounds it (etl/serve.py), `datasette serve` cannot, so
-# the image keeps h11, which bounds a request head at 16 KB.
-SERVE_ONLY = {"httptools"}
-
-
-def requirement_name(requirement: str) -> str:
-    return re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].lower()
+APP = "/app"                        # where make_dockerfile's image copies the folder, its working directory
 
 
 def requirements():
-    """The project's runtime dependencies, as pyproject.toml pins them, but those of `computekb serve` only."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return [r for r in project["dependencies"] if requirement_name(r) not in SERVE_ONLY]
+    """The project's runtime dependencies, as pyproject.toml pins them."""
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
 
 
-def setting_options(settings):
-    options = []
-    for name, value in settings.items():
-        options += ["--setting", name, str(value).lower() if isinstance(value, bool) else str(value)]
-    return " ".join(options)
+def serve_command(cache_ttl, site_url):
+    """The image's command: `computekb serve` of the folder's database, on every interface, at `$PORT`.
+
+    `exec`, so that the server, not a shell, receives the container's stop signal."""
+    options = ["--no-rebuild", "--db", DATABASE_FILE, "--host", "0.0.0.0", "--site-url", site_url, "--cache-ttl", str(cache_ttl)]
+    return " ".join(["exec", "python", "-m", "etl", "serve", *map(shlex.quote, options), "--port", "$PORT"])
+
+
+def with_command(dockerfile, command):
+    """`dockerfile` with its last line, its `CMD`, replaced by `CMD command` (shell form, so `$PORT` is read)."""
+    head, _, last = dockerfile.rpartition("\n")
+    if not last.startswith("CMD "):
+        raise RuntimeError(f"make_dockerfile's last line is not its CMD: {last!r}")
+    return f"{head}\nCMD {command}"
 
 
 def fresh_folder(out):
@@ -66,6 +68,17 @@ def fresh_folder(out):
     return out
 
 
+def ship(out):
+    """Copy the files the server reads to their places in the project, relative to `out`."""
+    for source in SHIPPED:
+        target = out / source.relative_to(ROOT)
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=NOT_COPIED)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+
+
 def prepare(db_path, out, cache_ttl, site_url=DEFAULT_SITE_URL):
     """Write the deployment folder `out` for `db_path`; return the Dockerfile's path.
 
@@ -74,18 +87,17 @@ def prepare(db_path, out, cache_ttl, site_url=DEFAULT_SITE_URL):
     out = fresh_folder(out)
     with release_snapshot(db_path) as snapshot:
         shutil.copyfile(snapshot, out / DATABASE_FILE)
-        shutil.copyfile(inspect_path(snapshot), out / INSPECT_FILE)
-    metadata = write_metadata(out / DATABASE_FILE, site_url)
-    for name, source in COPIED.items():
-        shutil.copytree(source, out / name, ignore=NOT_COPIED)
+        shutil.copyfile(inspect_path(snapshot), inspect_path(out / DATABASE_FILE))
+    ship(out)
+    # Only what make_dockerfile writes outside its command is asked of it; its
+    # `datasette inspect` step writes a file the server does not read.
     dockerfile = make_dockerfile(
-        files=[DATABASE_FILE], metadata_file=metadata.name,
-        extra_options=setting_options({**SETTINGS, "default_cache_ttl": cache_ttl}),
-        branch=None, template_dir="templates", plugins_dir="plugins", static=[(STATIC_MOUNT, STATIC_MOUNT)],
-        install=[shlex.quote(r) for r in requirements()], spatialite=False, version_note=None,
+        files=[DATABASE_FILE], metadata_file=None, extra_options=None, branch=None, template_dir=None,
+        plugins_dir=None, static=None, install=[shlex.quote(r) for r in requirements()], spatialite=False,
+        version_note=None,
         # As `datasette package` does: one random secret per image, shared by its replicas.
-        secret=secrets.token_hex(32), environment_variables={"PYTHONPATH": "/app"},
+        secret=secrets.token_hex(32), environment_variables={"PYTHONPATH": APP},
     )
     path = out / "Dockerfile"
-    path.write_text(dockerfile + "\n")
+    path.write_text(with_command(dockerfile, serve_command(cache_ttl, site_url)) + "\n")
     return path

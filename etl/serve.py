@@ -1,5 +1,6 @@
 """How the knowledge base is served: one set of Datasette options for the
-`serve` command, the tests and `publish`.
+`serve` command, the tests and the deployment image of `publish`, whose
+command is `computekb serve` too.
 
 A server serves one data release: `computekb serve` copies the database and its
 inspect file, checked to belong together, into a folder of its own and serves
@@ -15,6 +16,7 @@ cannot parse, a request head over the bound) carry them too.
 import asyncio
 import contextlib
 import json
+import os
 import shutil
 import socket
 import tempfile
@@ -43,6 +45,11 @@ SETTINGS = {
     "num_sql_threads": 3,
     "suggest_facets": False,        # one query per column on every table page; the facets are curated in metadata
 }
+
+
+def served_settings(cache_ttl=None):
+    """SETTINGS, with Datasette's `default_cache_ttl` when one is given (the image's, `computekb publish --cache-ttl`)."""
+    return SETTINGS if cache_ttl is None else {**SETTINGS, "default_cache_ttl": cache_ttl}
 
 
 def metadata_path(db_path):
@@ -99,8 +106,11 @@ def release_snapshot(db_path):
         yield copy
 
 
-def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None):
-    """A Datasette instance configured exactly as `computekb serve` runs it (`plugin_config`: see served_metadata)."""
+def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None, cache_ttl=None):
+    """A Datasette instance configured exactly as `computekb serve` runs it (`plugin_config`: see served_metadata).
+
+    The secret that signs cookies and tokens is DATASETTE_SECRET's, as `datasette
+    serve` reads it: the replicas of an image share the one its Dockerfile sets."""
     inspect_file = inspect_path(db_path)
     return Datasette(
         immutables=[str(db_path)],
@@ -109,7 +119,8 @@ def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None):
         plugins_dir=str(PLUGINS_DIR),
         template_dir=str(TEMPLATES_DIR),
         static_mounts=[(STATIC_MOUNT, str(STATIC_DIR))],
-        settings=SETTINGS,
+        settings=served_settings(cache_ttl),
+        secret=os.environ.get("DATASETTE_SECRET"),
     )
 
 
@@ -171,9 +182,9 @@ def server_config(datasette, host, port):
                           lifespan="on", workers=1, http=BoundedHttpToolsProtocol, headers=list(SECURITY_HEADERS.items()))
 
 
-def run_server(db_path, host, port, site_url):
+def run_server(db_path, host, port, site_url, cache_ttl=None):
     """Serve `db_path` until stopped: Datasette's startup hooks first, as `datasette serve` runs them."""
-    datasette = make_datasette(db_path, site_url)
+    datasette = make_datasette(db_path, site_url, cache_ttl=cache_ttl)
     asyncio.run(datasette.invoke_startup())
     uvicorn.Server(server_config(datasette, host, port)).run()
 

@@ -12,9 +12,8 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from etl.paths import ROOT
+from etl.paths import DATA_DOC
 
-DATA_DOC = ROOT / "docs" / "DATA.md"
 SECTION = "## Methodology"
 
 

@@ -1,14 +1,17 @@
 import contextlib
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 
 import pytest
 
 from etl.build import build_database
+from etl.headers import SECURITY_HEADERS
 from etl.paths import ROOT
 from etl.serve import free_port, make_datasette, wait_until_up
 
@@ -106,6 +109,43 @@ def serving(db_path, data_dir=DATA, temp_dir=None):
     finally:
         process.terminate()
         process.wait(10)
+
+
+def raw_request(url, data):
+    """The bytes the server answers to `data` sent as is (empty if it closed the connection first)."""
+    parts = urllib.parse.urlsplit(url)
+    answer = b""
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        try:
+            sock.sendall(data)
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except (BrokenPipeError, ConnectionResetError):  # answered and closed while the request was still sent
+            pass
+    return answer.decode("latin-1")
+
+
+def head_fields(head):
+    """The header fields of a raw response head, names lower-cased, in order (repeats kept)."""
+    return [(name.strip().lower(), value.strip()) for name, _, value in
+            (line.partition(":") for line in head.split("\r\n")[1:])]
+
+
+def assert_security_headers_once(head):
+    fields = head_fields(head)
+    for name, value in SECURITY_HEADERS.items():
+        assert [v for n, v in fields if n == name] == [value], (name, head)
+
+
+CLOSE = b"Connection: close\r\n\r\n"
+# Requests uvicorn answers itself with a 400, before any application code runs.
+SERVERS_OWN = {
+    "malformed request line": b"NOT HTTP\r\n\r\n",
+    "bad header line": b"GET / HTTP/1.1\r\nHost: x\r\nno colon here\r\n" + CLOSE,
+    "oversized path": b"GET /" + b"a" * 500_000 + b" HTTP/1.1\r\nHost: x\r\n" + CLOSE,
+    "oversized header": b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200_000 + b"\r\n" + CLOSE,
+    "many headers": b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X-Big: a\r\n" * 20_000 + CLOSE,
+}
 
 
 @pytest.fixture(scope="session")

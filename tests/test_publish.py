@@ -1,14 +1,16 @@
-"""`computekb publish`: the deployment folder and the Dockerfile Datasette writes for it.
+"""`computekb publish`: the deployment folder and the Dockerfile written for it.
 
 No container engine is available here, so the tests read the Dockerfile, check
-that everything its command names is in the folder, and run that very command
-(outside a container) against the folder.
+that the folder holds what its command reads, and run that very command
+(outside a container, from the folder, with the Dockerfile's environment), as
+the image runs it.
 """
 
 import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import tomllib
@@ -16,19 +18,24 @@ import tomllib
 import httpx
 import pytest
 from click.testing import CliRunner
+from datasette.app import Datasette
 
-from etl.cli import cli
-from etl.metadata import full_metadata
-from etl.paths import METADATA_YML, PLUGINS_DIR, ROOT, TEMPLATES_DIR
+from etl.build import inspect_path
+from etl.cli import cli, serve
+from etl.paths import DATA_DOC, METADATA_YML, PLUGINS_DIR, ROOT, STATIC_DIR, TEMPLATES_DIR
 from etl.publish import prepare
-from etl.serve import SETTINGS, datasette_args, free_port, wait_until_up
-from etl.site import DEFAULT_SITE_URL, site_metadata
+from etl.serve import SETTINGS, free_port, wait_until_up
+
+from conftest import CLOSE, SERVERS_OWN, assert_security_headers_once, raw_request
+
+SITE_URL = "https://kb.example.org"
+CACHE_TTL = 600
 
 
 @pytest.fixture(scope="module")
 def dist(db_path, tmp_path_factory):
     out = tmp_path_factory.mktemp("deploy") / "dist"
-    prepare(db_path, out, cache_ttl=600)
+    prepare(db_path, out, cache_ttl=CACHE_TTL, site_url=SITE_URL)
     return out
 
 
@@ -36,73 +43,55 @@ def dockerfile_lines(dist):
     return (dist / "Dockerfile").read_text().splitlines()
 
 
-def serve_command(dist):
-    """The arguments of the Dockerfile's CMD."""
-    [cmd] = [line for line in dockerfile_lines(dist) if line.startswith("CMD ")]
-    return shlex.split(cmd.removeprefix("CMD "))
+def instruction(dist, name):
+    """What follows `name` on each line of the Dockerfile that holds that instruction."""
+    return [line.removeprefix(name + " ") for line in dockerfile_lines(dist) if line.startswith(name + " ")]
+
+
+def image_command(dist):
+    """The Dockerfile's CMD, as the shell that runs it reads it; Docker runs the last one."""
+    return instruction(dist, "CMD")[-1]
 
 
 def option_values(args, option):
     return [args[i + 1] for i, arg in enumerate(args) if arg == option]
 
 
-def test_database_is_served_immutable_with_its_inspect_file(dist, db_path):
-    args = serve_command(dist)
-    assert option_values(args, "-i") == ["computekb.db"]
-    assert (dist / "computekb.db").read_bytes() == db_path.read_bytes()
-    [inspect_file] = option_values(args, "--inspect-file")
-    inspected = json.loads((dist / inspect_file).read_text())
-    assert inspected == json.loads(db_path.with_suffix(".inspect.json").read_text())
+def test_the_image_runs_computekb_serve_of_the_folders_database(dist):
+    args = shlex.split(image_command(dist))
+    assert args[:5] == ["exec", "python", "-m", "etl", "serve"], args
+    options = serve.make_context("serve", [a if a != "$PORT" else "8001" for a in args[5:]]).params
+    assert options["no_rebuild"] is True
+    assert (options["host"], option_values(args, "--port")) == ("0.0.0.0", ["$PORT"])
+    assert (options["site_url"], options["cache_ttl"]) == (SITE_URL, CACHE_TTL)
+    assert (dist / options["db_path"]).exists()
+    assert len(instruction(dist, "CMD")) == 1, "one command: no `datasette serve` left behind"
+
+
+def test_database_and_inspect_file_are_one_release(dist, db_path):
+    assert (dist / db_path.name).read_bytes() == db_path.read_bytes()
+    inspected = json.loads(inspect_path(dist / db_path.name).read_text())
+    assert inspected == json.loads(inspect_path(db_path).read_text())
     assert "computekb" in inspected
 
 
-def test_every_path_the_command_names_is_in_the_folder(dist):
-    args = serve_command(dist)
-    paths = [option_values(args, o)[0] for o in ("--metadata", "--template-dir", "--plugins-dir")]
-    paths += [mount.split(":")[1] for mount in option_values(args, "--static")]
-    for path in paths:
-        assert (dist / path).exists(), path
-
-
-def test_metadata_plugins_and_templates_are_the_projects(dist):
-    args = serve_command(dist)
-    [metadata] = option_values(args, "--metadata")
-    assert json.loads((dist / metadata).read_text()) == site_metadata(full_metadata(METADATA_YML), DEFAULT_SITE_URL)
-    for source, name in ((PLUGINS_DIR, "plugins"), (TEMPLATES_DIR, "templates")):
-        for path in source.rglob("*"):
-            if path.is_file() and "__pycache__" not in path.parts:
-                assert (dist / name / path.relative_to(source)).read_bytes() == path.read_bytes(), path
+@pytest.mark.parametrize("source", [PLUGINS_DIR, TEMPLATES_DIR, STATIC_DIR, ROOT / "etl", METADATA_YML, DATA_DOC],
+                         ids=lambda p: p.name)
+def test_the_files_the_server_reads_are_the_projects_at_their_places(dist, source):
+    files = [source] if source.is_file() else [p for p in source.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    assert files
+    for path in files:
+        assert (dist / path.relative_to(ROOT)).read_bytes() == path.read_bytes(), path
 
 
 def test_every_dependency_is_installed_with_its_pins(dist):
-    [install] = [line for line in dockerfile_lines(dist) if line.startswith("RUN pip install")]
+    [install] = [line for line in instruction(dist, "RUN") if line.startswith("pip install")]
     installed = shlex.split(install)
     dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    plugins = [d for d in dependencies if d.startswith("datasette-")]
-    assert plugins, "the project declares its Datasette plugins as dependencies"
+    assert [d for d in dependencies if d.startswith("datasette-")], "the project declares its Datasette plugins as dependencies"
+    assert [d for d in dependencies if d.startswith("httptools")], "the server's parser is a dependency"
     for requirement in dependencies:
-        if not requirement.startswith("httptools"):
-            assert requirement in installed, requirement
-
-
-def test_the_image_keeps_h11(dist):
-    """`datasette serve` would pick httptools if installed and read a header of any length (etl/publish.py)."""
-    [install] = [line for line in dockerfile_lines(dist) if line.startswith("RUN pip install")]
-    assert "httptools" not in install
-
-
-def test_settings_are_those_of_computekb_serve_plus_the_cache_ttl(dist):
-    args = serve_command(dist)
-    pairs = {args[i + 1]: args[i + 2] for i, arg in enumerate(args) if arg == "--setting"}
-    assert pairs.pop("default_cache_ttl") == "600"
-    assert pairs == {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in SETTINGS.items()}
-
-
-def test_the_image_runs_every_option_that_serve_uses(dist, db_path):
-    """If `computekb serve` gains an option, the deployment must follow."""
-    long_names = {"-m": "--metadata"}
-    served = {long_names.get(a, a) for a in datasette_args(db_path, "127.0.0.1", 8001) if a.startswith("-")}
-    assert served - {"--host", "--port"} <= set(serve_command(dist))
+        assert requirement in installed, requirement
 
 
 def test_refuses_to_replace_a_folder_it_did_not_make(db_path, tmp_path):
@@ -122,26 +111,88 @@ def test_publish_command_replaces_its_own_folder(db_path, tmp_path):
     assert (out / "Dockerfile").exists() and (out / "computekb.db").exists()
 
 
-def test_the_dockerfile_command_serves_the_folder(dist):
-    """Run the CMD as the container would (from the folder, PYTHONPATH=/app), on loopback."""
-    port = free_port()
-    args = [a for a in serve_command(dist) if a != "$PORT"]
-    args[args.index("0.0.0.0")] = "127.0.0.1"
-    env = {**os.environ, "PYTHONPATH": str(dist), "DATASETTE_SECRET": "test"}
-    datasette = [sys.executable, "-m", "datasette"] + args[1:] + [str(port)]
-    process = subprocess.Popen(datasette, cwd=dist, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+def test_serve_no_rebuild_never_builds(tmp_path):
+    """Without a database, `--no-rebuild` is an error, not a build (of a data file
+    that does not parse here, so that a build attempt ends at once)."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "broken.yml").write_text("accelerators: [\n")
+    db = tmp_path / "computekb.db"
+    result = CliRunner().invoke(cli, ["serve", "--no-rebuild", "--db", str(db), "--data", str(tmp_path / "data"),
+                                      "--port", str(free_port())])
+    assert result.exit_code != 0 and "does not exist" in result.output, result.output
+    assert "broken.yml" not in result.output and not db.exists()
+
+
+def dockerfile_environment(dist):
+    """The variables the Dockerfile sets, its working directory read as the folder."""
+    [workdir] = instruction(dist, "WORKDIR")
+    pairs = [shlex.split(line) for line in instruction(dist, "ENV")]
+    return {name: value.replace(workdir, str(dist)) for name, value in pairs}
+
+
+@pytest.fixture(scope="module")
+def image(dist):
+    """The image's command run as the container runs it: by a shell, from the folder,
+    with the Dockerfile's environment and `$PORT` set to a free port; yields its URL."""
+    port = free_port("0.0.0.0")
+    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])  # the `python` that has the dependencies
+    env = {"PATH": path, **dockerfile_environment(dist), "PORT": str(port)}
+    log = dist.with_name("image.log")
+    with log.open("wb") as output:
+        process = subprocess.Popen(["/bin/sh", "-c", image_command(dist)], cwd=dist, env=env,
+                                   stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
     try:
-        url = f"http://127.0.0.1:{port}"
         if not wait_until_up(url, process):
-            pytest.fail("datasette did not start: " + process.stdout.read().decode())
-        plugins = httpx.get(url + "/-/plugins.json", timeout=10).json()
-        names = {p["name"] for p in plugins}
-        for plugin in PLUGINS_DIR.glob("*.py"):
-            if plugin.name != "__init__.py" and re.search(r"@hookimpl", plugin.read_text()):
-                assert plugin.name in names
-        response = httpx.get(url + "/computekb/accelerators.json?_shape=array", timeout=10)
-        assert response.status_code == 200 and response.json()
-        assert "max-age=600" in response.headers["cache-control"]
+            pytest.fail("the image's command did not start: " + log.read_text(errors="replace"))
+        yield url
     finally:
-        process.terminate()
+        os.killpg(process.pid, signal.SIGTERM)
         process.wait(10)
+
+
+def test_the_image_loads_every_plugin(image):
+    names = {p["name"] for p in httpx.get(image + "/-/plugins.json", timeout=10).json()}
+    for plugin in PLUGINS_DIR.glob("*.py"):
+        if plugin.name != "__init__.py" and re.search(r"@hookimpl", plugin.read_text()):
+            assert plugin.name in names
+
+
+def test_the_image_answers_with_each_security_header_once_and_its_cache_ttl(image):
+    head = raw_request(image, b"GET /computekb/accelerators HTTP/1.1\r\nHost: x\r\n" + CLOSE).partition("\r\n\r\n")[0]
+    assert head.startswith("HTTP/1.1 200"), head
+    assert_security_headers_once(head)
+    response = httpx.get(image + "/computekb/accelerators.json?_shape=array", timeout=10)
+    assert response.status_code == 200 and response.json()
+    assert f"max-age={CACHE_TTL}" in response.headers["cache-control"]
+
+
+@pytest.mark.parametrize("name", SERVERS_OWN)
+def test_the_images_own_400s_carry_the_security_headers(image, name):
+    head = raw_request(image, SERVERS_OWN[name]).partition("\r\n\r\n")[0]
+    assert head.startswith("HTTP/1.1 400") and "text/plain" in head, head
+    assert_security_headers_once(head)
+
+
+def test_the_image_has_the_settings_of_computekb_serve_and_its_cache_ttl(image):
+    settings = httpx.get(image + "/-/settings.json", timeout=10).json()
+    assert {name: settings[name] for name in SETTINGS} == SETTINGS
+    assert settings["default_cache_ttl"] == CACHE_TTL
+
+
+def test_the_image_builds_links_on_the_site_url(image):
+    feed = httpx.get(image + "/computekb/articles-feed.atom", headers={"host": "evil.example"}, timeout=10)
+    assert f"{SITE_URL}/computekb/articles-feed.atom" in feed.text and "evil" not in feed.text
+
+
+@pytest.mark.parametrize("path", ["/assets/reader.css", "/-/methodology", "/-/accelerators"])
+def test_the_image_serves_the_pages_that_read_the_projects_files(image, path):
+    assert httpx.get(image + path, timeout=10).status_code == 200
+
+
+def test_the_images_replicas_share_its_secret(image, dist):
+    """A cookie signed with the Dockerfile's secret is read: any replica accepts what another signed."""
+    secret = dockerfile_environment(dist)["DATASETTE_SECRET"]
+    cookie = Datasette(memory=True, secret=secret).sign({"a": {"id": "reader"}}, "actor")
+    actor = httpx.get(image + "/-/actor.json", cookies={"ds_actor": cookie}, timeout=10).json()
+    assert actor == {"actor": {"id": "reader"}}

@@ -3,9 +3,7 @@ response echoes an unbounded part of the request, one release per server."""
 
 import concurrent.futures
 import shutil
-import socket
 import time
-import urllib.parse
 
 import httpx
 import pytest
@@ -16,7 +14,7 @@ from etl.serve import SETTINGS, make_datasette, release_snapshot
 from etl.site import DEFAULT_SITE_URL
 from plugins.guard import MAX_TARGET_BYTES
 
-from conftest import DATA, FIXTURE_DATA, serving
+from conftest import CLOSE, DATA, FIXTURE_DATA, SERVERS_OWN, assert_security_headers_once, raw_request, serving
 
 LIMIT_S = SETTINGS["sql_time_limit_ms"] / 1000
 HOSTILE = [
@@ -83,42 +81,6 @@ async def test_a_url_at_the_bound_is_answered_with_bounded_headers(client):
     response = await client.get(f"/computekb/accelerators?{query}")
     assert response.status_code == 200
     assert all(len(value) <= MAX_TARGET_BYTES + 200 for value in response.headers.values())
-
-
-def raw_request(url, data):
-    """The bytes the server answers to `data` sent as is (empty if it closed the connection first)."""
-    parts = urllib.parse.urlsplit(url)
-    answer = b""
-    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
-        try:
-            sock.sendall(data)
-            while chunk := sock.recv(65536):
-                answer += chunk
-        except (BrokenPipeError, ConnectionResetError):  # answered and closed while the request was still sent
-            pass
-    return answer.decode("latin-1")
-
-
-def head_fields(head):
-    """The header fields of a raw response head, names lower-cased, in order (repeats kept)."""
-    return [(name.strip().lower(), value.strip()) for name, _, value in
-            (line.partition(":") for line in head.split("\r\n")[1:])]
-
-
-def assert_security_headers_once(head):
-    fields = head_fields(head)
-    for name, value in SECURITY_HEADERS.items():
-        assert [v for n, v in fields if n == name] == [value], (name, head)
-
-
-CLOSE = b"Connection: close\r\n\r\n"
-SERVERS_OWN = {
-    "malformed request line": b"NOT HTTP\r\n\r\n",
-    "bad header line": b"GET / HTTP/1.1\r\nHost: x\r\nno colon here\r\n" + CLOSE,
-    "oversized path": b"GET /" + b"a" * 500_000 + b" HTTP/1.1\r\nHost: x\r\n" + CLOSE,
-    "oversized header": b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200_000 + b"\r\n" + CLOSE,
-    "many headers": b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X-Big: a\r\n" * 20_000 + CLOSE,
-}
 
 
 @pytest.mark.parametrize("name", SERVERS_OWN)
