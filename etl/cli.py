@@ -120,7 +120,9 @@ def cache_ttl_option(**default):
 @click.option("--no-rebuild", is_flag=True,
               help="Serve the database as it is, never building it (the deployment image, which has no data folder).")
 @cache_ttl_option(show_default="Datasette's")
-def serve(host, port, data_dir, db_path, site_url, no_rebuild, cache_ttl):
+@click.option("--cors", is_flag=True,
+              help="Let web pages of any site read the JSON API (Datasette's CORS headers); the deployment image sets it.")
+def serve(host, port, data_dir, db_path, site_url, no_rebuild, cache_ttl, cors):
     """Rebuild if the data changed, then serve one release with Datasette.
 
     The server answers from a copy of the database taken at start: a later
@@ -138,7 +140,7 @@ def serve(host, port, data_dir, db_path, site_url, no_rebuild, cache_ttl):
     # with the default one the process ends there, before the snapshot's folder is removed.
     signal.signal(signal.SIGTERM, exit_on_signal)
     with release_snapshot(db_path) as snapshot:
-        run_server(snapshot, host, port, site_url or f"http://{host}:{port}", cache_ttl)
+        run_server(snapshot, host, port, site_url or f"http://{host}:{port}", cache_ttl, cors)
 
 
 @cli.command()

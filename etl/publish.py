@@ -44,7 +44,8 @@ def serve_command(cache_ttl, site_url):
     """The image's command: `computekb serve` of the folder's database, on every interface, at `$PORT`.
 
     `exec`, so that the server, not a shell, receives the container's stop signal."""
-    options = ["--no-rebuild", "--db", DATABASE_FILE, "--host", "0.0.0.0", "--site-url", site_url, "--cache-ttl", str(cache_ttl)]
+    options = ["--no-rebuild", "--db", DATABASE_FILE, "--host", "0.0.0.0", "--site-url", site_url, "--cache-ttl", str(cache_ttl),
+               "--cors"]  # as `datasette package`'s images: web pages of other sites may read the JSON API
     return " ".join(["exec", "python", "-m", "etl", "serve", *map(shlex.quote, options), "--port", "$PORT"])
 
 

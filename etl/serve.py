@@ -106,8 +106,9 @@ def release_snapshot(db_path):
         yield copy
 
 
-def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None, cache_ttl=None):
-    """A Datasette instance configured exactly as `computekb serve` runs it (`plugin_config`: see served_metadata).
+def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None, cache_ttl=None, cors=False):
+    """A Datasette instance configured exactly as `computekb serve` runs it (`plugin_config`: see served_metadata;
+    `cors`: Datasette's CORS headers, as `datasette serve --cors` sends them).
 
     The secret that signs cookies and tokens is DATASETTE_SECRET's, as `datasette
     serve` reads it: the replicas of an image share the one its Dockerfile sets."""
@@ -121,6 +122,7 @@ def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None, cache
         static_mounts=[(STATIC_MOUNT, str(STATIC_DIR))],
         settings=served_settings(cache_ttl),
         secret=os.environ.get("DATASETTE_SECRET"),
+        cors=cors,
     )
 
 
@@ -182,9 +184,9 @@ def server_config(datasette, host, port):
                           lifespan="on", workers=1, http=BoundedHttpToolsProtocol, headers=list(SECURITY_HEADERS.items()))
 
 
-def run_server(db_path, host, port, site_url, cache_ttl=None):
+def run_server(db_path, host, port, site_url, cache_ttl=None, cors=False):
     """Serve `db_path` until stopped: Datasette's startup hooks first, as `datasette serve` runs them."""
-    datasette = make_datasette(db_path, site_url, cache_ttl=cache_ttl)
+    datasette = make_datasette(db_path, site_url, cache_ttl=cache_ttl, cors=cors)
     asyncio.run(datasette.invoke_startup())
     uvicorn.Server(server_config(datasette, host, port)).run()
 

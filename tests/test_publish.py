@@ -174,6 +174,13 @@ def test_the_images_own_400s_carry_the_security_headers(image, name):
     assert_security_headers_once(head)
 
 
+def test_the_image_lets_web_pages_of_other_sites_read_its_json(image):
+    """As `datasette package`'s images do: a notebook or a page elsewhere may fetch the data."""
+    response = httpx.get(image + "/computekb/accelerators.json?_shape=array", headers={"origin": "https://other.example"},
+                         timeout=10)
+    assert response.headers.get("access-control-allow-origin") == "*"
+
+
 def test_the_image_has_the_settings_of_computekb_serve_and_its_cache_ttl(image):
     settings = httpx.get(image + "/-/settings.json", timeout=10).json()
     assert {name: settings[name] for name in SETTINGS} == SETTINGS

@@ -181,3 +181,9 @@ def test_a_stopped_server_leaves_no_copy_of_its_release_behind(fixture_db, tmp_p
         assert httpx.get(url + "/").status_code == 200
         assert any(temp.iterdir()), "the release is served from a copy in the temporary folder"
     assert list(temp.iterdir()) == []
+
+
+async def test_without_cors_no_other_site_may_read_the_json(fixture_client):
+    """`computekb serve` sends CORS headers only when asked (`--cors`, as the deployment image does)."""
+    response = await fixture_client.get("/computekb/accelerators.json", headers={"origin": "https://other.example"})
+    assert response.status_code == 200 and "access-control-allow-origin" not in response.headers
