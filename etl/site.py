@@ -7,7 +7,13 @@ that page to everyone. The URL is configured instead: the `site_url` option of
 `computekb` plugin's configuration.
 """
 
+import functools
 import urllib.parse
+
+import yaml
+
+from .metadata import DATABASE
+from .paths import METADATA_YML
 
 PLUGIN = "computekb"                         # metadata: plugins: computekb: site_url: ...
 DEFAULT_SITE_URL = "http://127.0.0.1:8001"   # where `computekb serve` listens by default
@@ -16,6 +22,15 @@ DEFAULT_SITE_URL = "http://127.0.0.1:8001"   # where `computekb serve` listens b
 def site_url(datasette):
     """The configured origin (`scheme://host[:port]`), without a trailing slash."""
     return ((datasette.plugin_config(PLUGIN) or {}).get("site_url") or DEFAULT_SITE_URL).rstrip("/")
+
+
+@functools.cache
+def site_title():
+    """The site's name in citations (`title` of metadata.yml), read from the project's metadata once.
+
+    Not asked of Datasette: the server is always given this file, and Datasette
+    1.0 no longer has 0.65's `metadata()` lookup."""
+    return yaml.safe_load(METADATA_YML.read_text(encoding="utf-8")).get("title") or DATABASE
 
 
 def checked_site_url(url):

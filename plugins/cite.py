@@ -23,7 +23,7 @@ from etl.citation_text import Shown, bibtex_escape, markdown_escape, shown_title
 from etl.load import DENSE_PRECISIONS
 from etl.metadata import DATABASE
 from etl.schema import AUTHORED
-from etl.site import site_url
+from etl.site import site_title, site_url
 
 CITED_TABLES = ("accelerators", "articles")
 # Tables whose label is derived when the row has no title: the column of the title its site publishes.
@@ -59,7 +59,7 @@ def citation_texts(site, table, slug, shown: Shown, permalink, release, accessed
 def cite_block(datasette, table, slug, shown: Shown, release):
     """The permalink is on the configured site URL: a request's Host header may name any host."""
     permalink = site_url(datasette) + datasette.urls.row(DATABASE, table, tilde_encode(slug))
-    site = datasette.metadata("title") or DATABASE
+    site = site_title()
     accessed = today_utc()
     markdown, bibtex = citation_texts(site, table, slug, shown, permalink, release, accessed)
     return {"permalink": permalink, "release": release, "accessed": accessed, "untitled": not shown.published,

@@ -19,7 +19,7 @@ from datasette.utils import tilde_encode, urlsafe_components
 from etl.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
 from etl.load import DENSE_PRECISIONS, INTEGER_PRECISIONS
 from etl.schema import AUTHORED
-from etl.site import site_url
+from etl.site import site_title, site_url
 
 DATABASE = "computekb"
 FIELDS = {f.name: f for f in AUTHORED["accelerators"].columns}
@@ -197,7 +197,7 @@ class SheetBuilder:
         self.datasette, self.request, self.data = datasette, request, data
         self.row = data["row"][0]
         self.release = data["release"][0]["data_release"] if data["release"] else None
-        self.site = datasette.metadata("title") or DATABASE
+        self.site = site_title()
         self.accessed = today_utc()
         # on the configured site URL: a request's Host header may name any host
         self.permalink = site_url(datasette) + datasette.urls.row(DATABASE, "accelerators", tilde_encode(self.row["slug"]))
