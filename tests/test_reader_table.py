@@ -11,6 +11,12 @@ import re
 import sqlite3
 from contextlib import closing
 
+import pytest
+from datasette.app import Datasette
+from datasette.utils.asgi import Request
+
+from plugins.site import page_with
+
 TABLE = "/computekb/accelerators"
 
 
@@ -161,3 +167,14 @@ async def test_a_titled_article_is_cited_by_its_title(fixture_client):
     page = html.unescape((await fixture_client.get("/computekb/articles/acme-x1-review")).text)
     assert "title = {{A look at the Acme X1}}" in page
     assert "[A look at the Acme X1](" in page and "title not published" not in page
+
+
+@pytest.mark.parametrize("url, changes, expected", [
+    ("/computekb/accelerators?vendor=AMD&_sort=name", {"_sort": None, "_sort_desc": "tdp_w"},
+     "/computekb/accelerators?vendor=AMD&_sort_desc=tdp_w"),
+    ("/computekb/accelerators?memory_gb__gte=80+GB&_view=full", {"_view": None}, "/computekb/accelerators?memory_gb__gte=80+GB"),
+    ("/computekb/accelerators?_view=full", {"_view": None}, "/computekb/accelerators"),
+    ("/computekb/accelerators", {"_view": "full"}, "/computekb/accelerators?_view=full"),
+])
+def test_a_link_to_the_page_itself_sets_and_removes_only_what_it_names(url, changes, expected):
+    assert page_with(Datasette(memory=True), Request.fake(url), changes) == expected
