@@ -5,11 +5,16 @@ the cited values by the authority tier of their source, so the footer states
 what the data holds rather than a claim about it.
 """
 
+import weakref
+
 from datasette import hookimpl
 
 from etl.metadata import DATABASE
 from etl.schema import TIERS
 
+# The release each server read at its start (the database is immutable: read once, not on every page).
+# Kept here, not on the Datasette object: state of a plugin's own stays out of objects Datasette owns.
+RELEASES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 TIER_ORDER = "CASE tier " + " ".join(f"WHEN '{tier}' THEN {i}" for i, tier in enumerate(TIERS)) + " END"
 
 
@@ -28,12 +33,11 @@ async def read_release(datasette):
 @hookimpl
 def startup(datasette):
     async def inner():
-        # The database is immutable: read the release once, not on every page.
-        datasette._computekb_release = await read_release(datasette)
+        RELEASES[datasette] = await read_release(datasette)
     return inner
 
 
 @hookimpl
 def extra_template_vars(datasette):
-    release = getattr(datasette, "_computekb_release", None)
+    release = RELEASES.get(datasette)
     return {"data_release": release, "provenance": release["provenance"] if release else None}
