@@ -3,6 +3,8 @@
 Every module of etl/ and plugins/ is read as a syntax tree, and none may
 - read or write a private attribute that Datasette defines (`datasette._metadata_local`),
 - replace a method of a Datasette object (`database.execute = ...`, `setattr(database, name, ...)`),
+- keep state of its own on an object Datasette hands it (`datasette._release = ...`: such a name may
+  one day be Datasette's),
 - import from `datasette.vendored`, or import a value that comes from it
   (`from datasette.views.base import ureg`, the vendored pint's registry).
 Private and method names are read from the installed Datasette's own source,
@@ -25,6 +27,8 @@ OWN = {"self", "cls"}  # a class may keep private attributes of its own
 VENDORED = "datasette.vendored"
 # The Datasette objects a plugin is handed, whose methods it must not replace.
 HANDED_CLASSES = {"Datasette", "Database", "Request", "Response", "DatasetteClient", "Urls", "Facet", "Filters"}
+# The names plugin hooks give those objects (a hook's arguments are named by Datasette).
+HANDED_NAMES = {"datasette", "database", "db", "request", "response"}
 
 
 def is_private(name: str) -> bool:
@@ -80,6 +84,8 @@ def violations(source: str) -> list[str]:
             for target in targets:
                 if isinstance(target, ast.Attribute) and target.attr in methods and receiver(target) not in OWN:
                     found.append(f"{line}: replaces method {target.attr}")
+                elif isinstance(target, ast.Attribute) and receiver(target) in HANDED_NAMES and target.attr not in private:
+                    found.append(f"{line}: stores {target.attr} on {receiver(target)}")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
             found.append(f"{line}: setattr")
         elif isinstance(node, ast.Import):
@@ -108,6 +114,7 @@ def test_no_module_goes_past_datasettes_public_extension_points(module):
     ("database.execute_fn = explained", "replaces method execute_fn"),
     ("datasette.refresh_schemas = refresh", "replaces method refresh_schemas"),
     ("setattr(database, name, remembered(getattr(database, name)))", "setattr"),
+    ("datasette.kb_release = release", "stores kb_release on datasette"),
     ("from datasette.vendored.pint.util import infer_base_unit", "imports from datasette.vendored.pint.util"),
     ("import datasette.vendored.pint", "imports datasette.vendored.pint"),
     ("from datasette.views.base import ureg", "imports ureg, from datasette.vendored"),
