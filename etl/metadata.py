@@ -6,6 +6,7 @@ in metadata.yml for a table wins over the generated value.
 """
 
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 
@@ -108,3 +109,34 @@ def merge(base, override):
 def full_metadata(metadata_yml):
     hand_written = yaml.safe_load(Path(metadata_yml).read_text(encoding="utf-8")) or {}
     return merge(generated_metadata(), hand_written)
+
+
+# What Datasette 1.0 reads from its configuration (`config=`, datasette.yaml) rather than from the
+# metadata: at the top, per database and per table. Datasette 0.65 reads all of it from the metadata.
+CONFIG_KEYS = {"plugins", "settings", "permissions", "allow", "allow_sql", "extra_css_urls", "extra_js_urls"}
+CONFIG_DATABASE_KEYS = {"queries", "allow", "allow_sql", "permissions"}
+CONFIG_TABLE_KEYS = {"facets", "sort", "sort_desc", "size", "sortable_columns", "label_column", "hidden",
+                     "fts_table", "fts_pk", "searchmode", "allow", "permissions"}
+
+
+class Split(NamedTuple):
+    config: dict
+    metadata: dict
+
+
+def split_configuration(metadata: dict) -> Split:
+    """The merged metadata as Datasette 1.0 takes it: configuration and metadata apart, every key in one of them."""
+    def part(mapping, keys):
+        return ({k: v for k, v in mapping.items() if k in keys}, {k: v for k, v in mapping.items() if k not in keys})
+
+    config, rest = part(metadata, CONFIG_KEYS)
+    if "databases" in metadata:
+        config["databases"], rest["databases"] = {}, {}
+    for name, database in (metadata.get("databases") or {}).items():
+        db_config, db_rest = part(database, CONFIG_DATABASE_KEYS)
+        tables = {t: part(table, CONFIG_TABLE_KEYS) for t, table in (database.get("tables") or {}).items()}
+        if "tables" in database:
+            db_config["tables"] = {t: c for t, (c, _) in tables.items() if c}
+            db_rest["tables"] = {t: m for t, (_, m) in tables.items() if m}
+        config["databases"][name], rest["databases"][name] = db_config, db_rest
+    return Split(config, rest)

@@ -15,6 +15,7 @@ cannot parse, a request head over the bound) carry them too.
 
 import asyncio
 import contextlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -31,9 +32,11 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .build import inspect_path
 from .headers import SECURITY_HEADER_NAMES, SECURITY_HEADERS
-from .metadata import full_metadata
+from .metadata import full_metadata, split_configuration
 from .paths import METADATA_YML, PLUGINS_DIR, STATIC_DIR, STATIC_MOUNT, TEMPLATES_DIR
 from .site import DEFAULT_SITE_URL, PLUGIN, site_metadata
+
+DATASETTE_MAJOR = int(importlib.metadata.version("datasette").split(".")[0])  # 1.0 takes a configuration apart
 
 SETTINGS = {
     "sql_time_limit_ms": 1000,      # a runaway query is stopped, not queued
@@ -113,10 +116,17 @@ def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None, cache
     The secret that signs cookies and tokens is DATASETTE_SECRET's, as `datasette
     serve` reads it: the replicas of an image share the one its Dockerfile sets."""
     inspect_file = inspect_path(db_path)
+    metadata = served_metadata(site_url, plugin_config)
+    # Datasette 1.0 takes queries, table options and plugin settings as its configuration (its `config`
+    # argument), 0.65 all of it as metadata; the same merged metadata serves both.
+    configuration = {}
+    if DATASETTE_MAJOR >= 1:
+        configuration["config"], metadata = split_configuration(metadata)
     return Datasette(
         immutables=[str(db_path)],
         inspect_data=json.loads(inspect_file.read_text()) if inspect_file.exists() else None,
-        metadata=served_metadata(site_url, plugin_config),
+        metadata=metadata,
+        **configuration,
         plugins_dir=str(PLUGINS_DIR),
         template_dir=str(TEMPLATES_DIR),
         static_mounts=[(STATIC_MOUNT, str(STATIC_DIR))],
