@@ -70,6 +70,8 @@ def row_facts(row):
             facts.append(Fact("host_interface", (v["slug"],), v["host_interface"], row.path, at("host_interface"),
                               "host_interface"))
         return facts
+    if row.table == "accelerator_aliases":
+        return [Fact("alias", (v["dataset"], v["name"]), v["slug"], row.path, at("name"), "name")]
     return []
 
 
@@ -214,7 +216,18 @@ def no_figure_where_unsupported(facts):
             yield problem(figure, f"a {precision} figure, but {where(claim)} says {claim.key[1]} is not supported")
 
 
-RULES = (sparse_above_dense, within_system, host_links, citable_sources, fp4_vocabulary, no_figure_where_unsupported)
+def one_alias_per_name(facts):
+    """A dataset's name maps to one accelerator: a second alias row for it is a contradiction waiting to happen."""
+    first = {}
+    for fact in facts["alias"]:
+        if fact.key in first:
+            yield problem(fact, f"{fact.key[0]} name {fact.key[1]!r} already has an alias at {where(first[fact.key])}")
+        else:
+            first[fact.key] = fact
+
+
+RULES = (sparse_above_dense, within_system, host_links, citable_sources, fp4_vocabulary, no_figure_where_unsupported,
+         one_alias_per_name)
 
 
 def check(facts, today=None):

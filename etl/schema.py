@@ -381,6 +381,18 @@ TABLES = (
         Field("formats", "list", "Number formats the checkpoint computes in (JSON array), for native support."),
         Field("size_gb", "number", "Size computed from the model's parameters and the bits of each group, in GB."),
     )),
+    Table("accelerator_aliases", "Names that other datasets give accelerators (Epoch AI's hardware dataset, cloud "
+          "catalogs, MLPerf results), each mapped to one accelerator: the one place where outside names meet slugs. "
+          "A name mapped to no accelerator says why in its note; names met in a dataset with no row here are listed "
+          "by `computekb report`, never dropped silently.", (
+        slug(),
+        Field("dataset", "text", "The dataset the name comes from (epoch-ai, skypilot, mlperf...).", required=True, facet=True),
+        Field("name", "text", "The name exactly as the dataset writes it.", required=True),
+        Field("accelerator", "ref", "The accelerator the name means; null when it means none of them (a system "
+              "mixing accelerators, a product not in the knowledge base): the note says which.", ref="accelerators",
+              facet=True),
+        note(),
+    ), label="name", sort="slug"),
     Table("runtime_memory", "Device memory as the runtime sees it (what nvidia-smi or the driver reports), where it "
           "differs from the marketing figure.", (
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
