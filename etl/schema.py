@@ -296,8 +296,15 @@ TABLES = (
     ), slug_from=("accelerator", "format"), cited=True, derived=(slug("Derived: accelerator-format."),)),
     Table("prices", "Launch list prices and dated street prices.", (
         slug(), Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
-        Field("kind", "enum", "launch-list or street.", required=True, choices=("launch-list", "street"), facet=True),
-        Field("amount", "number", "Price in `currency`.", required=True),
+        Field("kind", "enum", "launch-list (the vendor's list price at launch, never overwritten), street (a later "
+              "dated observation: street price, price cut) or reported (a price the press reports for a product "
+              "sold without a public list price; third-party, never a list price).", required=True,
+              choices=("launch-list", "street", "reported"), facet=True),
+        Field("amount", "number", "Price in `currency`, for what `scope` and `devices` say it covers.", required=True),
+        Field("scope", "enum", "What the price buys: device (one accelerator, card or module as sold, the default) "
+              "or system (a kit, server or computer holding `devices` accelerators).", choices=("device", "system"),
+              facet=True),
+        Field("devices", "int", "Accelerators the price covers (a kit of 8 is 8; default 1).", minimum=1),
         Field("currency", "enum", "ISO 4217 currency.", required=True, choices=("USD", "EUR", "GBP"), facet=True),
         Field("observed", "date", "Date the price was stated or observed.", required=True),
         Field("region", "text", "Market the price applies to.", facet=True),
