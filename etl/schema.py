@@ -247,7 +247,7 @@ TABLES = (
         Field("host_interface", "ref", "Link to the host (an interconnects row of kind host), where stated.", ref="interconnects"),
         Field("launch_price_usd", "quantity", "Vendor list price at launch, where one exists.", unit="USD"),
         source(), note(),
-    ), label="name", cited=True, sort_desc="memory_bandwidth_gbs",
+    ), label="name", cited=True, sort_desc="memory_bandwidth_gbs", search=("name", "slug", "family", "architecture"),
         page_facets=("vendor", "device_class", "memory_type", "native_fp8", "native_fp4"),
         derived=(
         Field("fp4_formats", "list", "4-bit floating-point formats supported natively (JSON array: nvfp4, mxfp4, or fp4 "
@@ -361,7 +361,7 @@ TABLES = (
         Field("vision_params_b", "number", "Parameters of the vision tower loaded with the model, in billions."),
         Field("max_context", "int", "Maximum context, in tokens.", minimum=1),
         source(), note(),
-    ), label="name", cited=True, sort_desc="computed_params_b", derived=(
+    ), label="name", cited=True, sort_desc="computed_params_b", search=("name", "slug", "organization"), derived=(
         Field("computed_params_b", "number", "Total parameters computed from the config fields (etl/sizing.py), in billions."),
         Field("computed_active_params_b", "number", "Parameters one token reads, computed from the config fields: "
               "all but the embedding table, the vision tower and the experts it is not routed to."),

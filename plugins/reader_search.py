@@ -1,14 +1,19 @@
-"""Article search for readers: one box, results that are links, filters, matched words marked.
+"""One search for everything: accelerators, models and terms by name, articles by their words.
 
-The same FTS5 index as the `search-articles` canned query (accents ignored),
-with what a reader needs on top: filters by language, site, category and
-topic; each result a link to the article's page; and synonyms, because the
-French articles about the KV cache speak of "VRAM" where a reader types
-"mémoire". Each word of the query matches itself or one of its synonyms.
-The canned query, with its SQL, stays one link away.
+The header box of every page asks this page. A query that names an
+accelerator ("h200", "mi300", "5090") lists its spec sheets first, then the
+models and glossary terms it names, then the articles. Names are matched as
+word prefixes in their own full-text indexes (name, slug, family,
+architecture); articles through the same FTS5 index as the `search-articles`
+canned query, with filters by language, site, category and topic, matched
+words marked, and synonyms, because the French articles about the KV cache
+speak of "VRAM" where a reader types "mémoire". Case and accents are folded
+before synonyms are looked up, so `mémoire`, `memoire` and `MÉMOIRE` are one
+query. The canned query, with its SQL, stays one link away.
 """
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from datasette import hookimpl
@@ -21,8 +26,9 @@ DATABASE = "computekb"
 PATH = "/-/search"
 LIMIT = 50
 FILTERS = ("language", "site", "category", "topic")
-# Words a reader types -> other words the articles use for the same subject (accents are ignored by
-# the index, so "mémoire" and "memoire" are one word). Phrases are matched as phrases.
+NAMED_LIMIT = 12
+# Words a reader types, folded (lower case, no accents) -> other words the articles use for the same
+# subject. Phrases are matched as phrases; the index ignores accents, so folded words find accented text.
 SYNONYMS = {
     "memoire": ("memory", "vram", "hbm", "kv cache"),
     "memory": ("memoire", "vram", "hbm"),
@@ -64,6 +70,24 @@ from best cross join articles_fts cross join articles a
 where articles_fts match :expression and articles_fts.rowid = best.rowid and a.rowid = best.rowid
 order by best.rank, best.rowid
 """
+# Accelerators and models whose name, slug, family, architecture or maker starts with every word; the
+# best-ranked first (bm25), then by slug for a stable order.
+NAMED_SQL = {
+    "accelerators": """select a.slug, a.name as label, a.vendor || ' · ' || replace(a.device_class, '-', ' ')
+        || coalesce(' · ' || cast(a.memory_gb as text) || ' GB', '') as detail
+      from accelerators_fts f join accelerators a on a.rowid = f.rowid
+      where accelerators_fts match :expression order by bm25(accelerators_fts), a.slug limit :limit""",
+    "models": """select m.slug, m.name as label, coalesce(m.organization, '')
+        || coalesce(' · ' || cast(m.computed_params_b as integer) || 'B parameters', '') as detail
+      from models_fts f join models m on m.rowid = f.rowid
+      where models_fts match :expression order by bm25(models_fts), m.slug limit :limit""",
+}
+# Glossary terms: topics and number formats, few enough to fold in Python (accents and case).
+TERMS_SQL = """select 'topics' as tbl, slug, label_en || coalesce(' / ' || nullif(label_fr, label_en), '') as label,
+    coalesce(description, '') as detail from topics
+  union all
+  select 'number_formats', slug, name, coalesce(family, '') || ' ' || kind from number_formats
+  limit 2000"""
 CHOICES_SQL = {
     "language": "select distinct language as value, language as label from articles order by 1",
     "site": "select slug as value, coalesce(name, slug) as label from sites order by 2",
@@ -84,9 +108,20 @@ class Result:
     topics: list
 
 
+def fold(text):
+    """`text` in lower case without accents: what a reader means whichever way it is typed."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def words(query):
-    """The words of a query as FTS5 reads them: letters and digits, quotes and operators dropped."""
-    return re.findall(r"\w+", query.lower())
+    """The words of a query as FTS5 reads them, folded: letters and digits, quotes and operators dropped."""
+    return re.findall(r"\w+", fold(query))
+
+
+def prefix_expression(query):
+    """Every word must start a word of the name: `"h200"* AND "nvl"*`."""
+    return " AND ".join(f'"{word}"*' for word in words(query))
 
 
 def fts_expression(query):
@@ -96,6 +131,24 @@ def fts_expression(query):
         options = [word, *SYNONYMS.get(word, ())]
         return "(" + " OR ".join(f'"{o}"' for o in options) + ")" if len(options) > 1 else f'"{word}"'
     return " AND ".join(alternatives(word) for word in words(query))
+
+
+@dataclass
+class Named:
+    """An accelerator, model or term whose name matches: a link to its page."""
+
+    href: str
+    label: str
+    detail: str
+
+
+def named(datasette, table, rows):
+    return [Named(datasette.urls.row(DATABASE, table, row["slug"]), row["label"], row["detail"]) for row in rows]
+
+
+def matching_terms(rows, query_words):
+    """The terms whose slug or label holds every word, folded."""
+    return [row for row in rows if all(word in fold(f"{row['slug']} {row['label']}") for word in query_words)]
 
 
 def marked(text):
@@ -117,11 +170,17 @@ async def search(request, datasette):
     query = request.args.get("q", "").strip()
     chosen = {name: request.args.get(name, "").strip() for name in FILTERS}
     choices = {name: [dict(r) for r in (await db.execute(sql)).rows] for name, sql in CHOICES_SQL.items()}
-    results, expression = None, fts_expression(query)
+    results, expression, found = None, fts_expression(query), {}
     if expression:
         rows = await db.execute(SEARCH_SQL, {"expression": expression, "limit": LIMIT, **chosen})
         results = [result(datasette, row) for row in rows.rows]
+        names = {"expression": prefix_expression(query), "limit": NAMED_LIMIT}
+        found = {table: named(datasette, table, (await db.execute(sql, names)).rows) for table, sql in NAMED_SQL.items()}
+        terms = matching_terms((await db.execute(TERMS_SQL)).rows, words(query))[:NAMED_LIMIT]
+        found["terms"] = [Named(datasette.urls.row(DATABASE, row["tbl"], row["slug"]), row["label"], row["detail"])
+                          for row in terms]
     context = {"search_q": query, "chosen": chosen, "choices": choices, "results": results, "limit": LIMIT,
+               "found": found,
                "canned": f"{datasette.urls.database(DATABASE)}/search-articles", "expression": expression}
     html = await datasette.render_template("reader_search.html", context, request=request)
     return Response.html(html)

@@ -52,3 +52,33 @@ def test_reader_search_lists_the_best_matches_that_pass_the_filters(conn, chosen
     every = conn.execute(REFERENCE_SQL, [expression, *arguments, 1000]).fetchall()
     assert len(every) > 3, "the test needs more matches than the limit"
     assert found == expected
+
+
+def test_a_query_is_folded_before_its_synonyms_are_looked_up():
+    assert reader_search.words("MÉMOIRE coût") == ["memoire", "cout"]
+    assert reader_search.fts_expression("mémoire") == reader_search.fts_expression("memoire")
+    assert reader_search.fts_expression("Coût") == '("cout" OR "costs" OR "prix")'
+
+
+def test_names_are_matched_as_word_prefixes():
+    assert reader_search.prefix_expression("MI300 x") == '"mi300"* AND "x"*'
+
+
+def test_a_term_matches_when_every_folded_word_is_in_its_slug_or_label():
+    rows = [{"slug": "memory", "label": "Memory / Mémoire"}, {"slug": "fp8-e4m3", "label": "FP8 E4M3"}]
+    assert reader_search.matching_terms(rows, ["memoire"]) == [rows[0]]
+    assert reader_search.matching_terms(rows, ["fp8", "e4m3"]) == [rows[1]]
+    assert reader_search.matching_terms(rows, ["fp8", "memoire"]) == []
+
+
+async def test_the_header_search_lists_the_accelerator_it_names_before_articles(fixture_client):
+    page = (await fixture_client.get("/-/search?q=X1")).text
+    assert page.index('href="/computekb/accelerators/acme-x1"') < page.index('id="found-articles"')
+    assert 'href="/computekb/accelerators/acme-x2"' not in page
+
+
+@pytest.mark.parametrize("q", ["mémoire", "memoire", "MÉMOIRE"])
+async def test_accents_and_case_give_the_same_articles(fixture_client, q):
+    page = (await fixture_client.get(f"/-/search?q={q}&language=fr")).text
+    assert 'href="/computekb/articles/acme-x1-revue-fr"' in page
+    assert '1 article.' in page
