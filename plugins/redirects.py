@@ -5,8 +5,11 @@ A throughput row was `accelerator-precision-sparsity`; it is now
 precision are two rows. A row page or citation page asked for by its former
 slug, and not found, redirects (301) to the row it named; where that slug now
 names two rows (both engines are stated), to the list of those rows, never to
-one of them chosen for the reader. Only pages that are not found are looked up,
-so every other page costs nothing.
+one of them chosen for the reader. Any other row address that names no row
+gets its 404 page with the closest slugs of that table as links, so
+`/computekb/accelerators/nvidia-h200` offers the H200 SXM and H200 NVL spec
+sheets. Only pages that are not found are looked up, so every other page
+costs nothing.
 """
 
 import re
@@ -16,11 +19,21 @@ from typing import NamedTuple
 from datasette import hookimpl
 from datasette.utils import tilde_encode
 from datasette.utils.asgi import NotFound, Response
+from rapidfuzz import fuzz, process
 
 from etl.metadata import DATABASE
+from etl.schema import COLUMNS
 
 LEGACY = re.compile(rf"^/{DATABASE}/(throughput|citations)/([a-z0-9-]+)(\.\w+)?$")
 CITATION = re.compile(r"^throughput-(.+)-tflops$")  # a throughput citation's slug: table, row, field
+ROW = re.compile(rf"^/{DATABASE}/([a-z_]+)/([^/.]+)$")
+CLOSE_MATCHES, CLOSE_SCORE = 5, 70
+SLUGS_READ = 20_000  # a 404 reads a bounded number of slugs, whatever the table's size
+
+
+class CloseMatch(NamedTuple):
+    slug: str
+    href: str
 
 
 class Legacy(NamedTuple):
@@ -65,15 +78,44 @@ def target(datasette, legacy, rows):
     return datasette.urls.table(DATABASE, legacy.table) + legacy.suffix + "?" + urllib.parse.urlencode(query)
 
 
+def closest(wanted, slugs, limit=CLOSE_MATCHES):
+    """The slugs most like `wanted`, best first: those holding it whole from a word's start (`nvidia-h200`
+    in `nvidia-h200-sxm`, `h100` in `nvidia-h100-nvl`), then the most similar; equal ones in slug order."""
+    wanted = wanted.lower()
+    scored = process.extract(wanted, slugs, scorer=fuzz.WRatio, limit=None, score_cutoff=CLOSE_SCORE)
+
+    def rank(match):
+        slug, score, _index = match
+        holds = f"-{slug}".find(f"-{wanted}") >= 0
+        return (not holds, -score, slug)
+    return [slug for slug, _score, _index in sorted(scored, key=rank)][:limit]
+
+
+async def close_matches(datasette, path):
+    """Rows of the table a row address names whose slugs are closest to the one asked for."""
+    match = ROW.match(path)
+    if not match or "slug" not in COLUMNS.get(match.group(1), ()):
+        return []
+    table, wanted = match.group(1), urllib.parse.unquote(match.group(2))
+    rows = await datasette.get_database(DATABASE).execute(f"select slug from {table} limit {SLUGS_READ}")
+    return [CloseMatch(slug, datasette.urls.row(DATABASE, table, slug)) for slug in closest(wanted, [r[0] for r in rows])]
+
+
+async def not_found_page(datasette, request, exception, matches):
+    info = {"ok": False, "error": str(exception), "status": 404, "title": None, "close_matches": matches}
+    return Response.html(await datasette.render_template("error.html", info, request=request), status=404)
+
+
 @hookimpl
 def handle_exception(datasette, request, exception):
     if not isinstance(exception, NotFound) or DATABASE not in datasette.databases:
         return None
     legacy = legacy_request(request.path)
-    if legacy is None:
-        return None
 
     async def inner():
-        rows = await rows_named(datasette.get_database(DATABASE), legacy.throughput)
-        return Response.redirect(target(datasette, legacy, rows), status=301) if rows else None
+        if legacy is not None:
+            rows = await rows_named(datasette.get_database(DATABASE), legacy.throughput)
+            return Response.redirect(target(datasette, legacy, rows), status=301) if rows else None
+        matches = await close_matches(datasette, request.path)
+        return await not_found_page(datasette, request, exception, matches) if matches else None
     return inner

@@ -51,3 +51,18 @@ async def test_an_unknown_slug_is_still_not_found(client):
     assert (await client.get("/computekb/throughput/no-such-accelerator-fp8-dense")).status_code == 404
     assert (await client.get("/computekb/citations/throughput-no-such-fp8-dense-tflops")).status_code == 404
     assert (await client.get("/computekb/accelerators/no-such-accelerator")).status_code == 404
+
+
+def test_closest_slugs_put_those_holding_the_address_first():
+    from plugins.redirects import closest
+    slugs = ["nvidia-gh200", "nvidia-h20", "nvidia-h200-nvl", "nvidia-h200-sxm", "amd-mi300x"]
+    assert closest("nvidia-h200", slugs)[:2] == ["nvidia-h200-nvl", "nvidia-h200-sxm"]
+    assert closest("H200", slugs)[:2] == ["nvidia-h200-nvl", "nvidia-h200-sxm"]
+    assert closest("zzzz", slugs) == []
+
+
+async def test_a_row_address_naming_no_row_offers_the_closest_rows(fixture_client):
+    response = await fixture_client.get("/computekb/accelerators/acme-x")
+    assert response.status_code == 404
+    assert '<a href="/computekb/accelerators/acme-x1">acme-x1</a>' in response.text
+    assert '<a href="/computekb/accelerators/acme-x2">acme-x2</a>' in response.text
