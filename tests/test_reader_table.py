@@ -178,3 +178,10 @@ async def test_a_titled_article_is_cited_by_its_title(fixture_client):
 ])
 def test_a_link_to_the_page_itself_sets_and_removes_only_what_it_names(url, changes, expected):
     assert page_with(Datasette(memory=True), Request.fake(url), changes) == expected
+
+
+async def test_the_finder_finds_an_accelerator_by_part_of_its_name(fixture_client):
+    page = (await fixture_client.get("/-/accelerators?name__contains=x")).text
+    found = re.findall(r'href="/computekb/accelerators/([a-z0-9-]+)"', page)
+    assert sorted(set(found)) == ["acme-x1", "acme-x2"]
+    assert 'name="name__contains" value="x"' in page
