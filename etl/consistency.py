@@ -70,6 +70,13 @@ def row_facts(row):
             facts.append(Fact("host_interface", (v["slug"],), v["host_interface"], row.path, at("host_interface"),
                               "host_interface"))
         return facts
+    if row.table == "articles":
+        facts = [Fact("article_url", (v["url"],), v["slug"], row.path, at("url"), "url")] if v.get("url") else []
+        if v.get("translation_key"):
+            tags = tuple(sorted(set(v.get("accelerators") or ())))
+            facts.append(Fact("translation_tags", (v["translation_key"], v["slug"]), tags, row.path,
+                              at("accelerators"), "accelerators"))
+        return facts
     if row.table == "accelerator_aliases":
         return [Fact("alias", (v["dataset"], v["name"]), v["slug"], row.path, at("name"), "name")]
     return []
@@ -226,8 +233,32 @@ def one_alias_per_name(facts):
             first[fact.key] = fact
 
 
+def one_article_per_url(facts):
+    """Two articles at one address are one article catalogued twice."""
+    first = {}
+    for fact in facts["article_url"]:
+        if fact.key in first:
+            yield problem(fact, f"{fact.key[0]} is already the address of {first[fact.key].value} ({where(first[fact.key])})")
+        else:
+            first[fact.key] = fact
+
+
+def translations_tagged_alike(facts):
+    """The language versions of one article discuss the same accelerators: tags that differ mislead one
+    language's readers."""
+    versions = defaultdict(list)
+    for fact in facts["translation_tags"]:
+        versions[fact.key[0]].append(fact)
+    for group in versions.values():
+        first = group[0]
+        for other in group[1:]:
+            if other.value != first.value:
+                yield problem(other, f"accelerators {list(other.value)} differ from those of its translation "
+                                     f"{first.key[1]} ({where(first)}): {list(first.value)}; tag both alike")
+
+
 RULES = (sparse_above_dense, within_system, host_links, citable_sources, fp4_vocabulary, no_figure_where_unsupported,
-         one_alias_per_name)
+         one_alias_per_name, one_article_per_url, translations_tagged_alike)
 
 
 def check(facts, today=None):

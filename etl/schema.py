@@ -184,6 +184,8 @@ TABLES = (
         Field("translation_key", "slug", "Shared by the language versions of one article."),
         Field("category", "ref", "Category on its site.", required=True, ref="categories", facet=True),
         Field("title", "text", "Title as the listing gives it; null when the listing gives none."),
+        Field("url", "url", "Address of the article on its site, where a page read gives it (the listings read give "
+              "none); unique. Null: the article page says the address is not known."),
         Field("subtitle", "text", "Subtitle, where the site gives one."),
         Field("summary", "text", "Summary exactly as the listing gives it.", required=True),
         Field("takeaways", "list", "Key takeaways the listing gives (JSON array)."),
