@@ -204,7 +204,9 @@ class Generator:
 
     def article(self, slug, site, key, language):
         rng = self.rng
-        accelerators = rng.sample(self.accelerators, min(len(self.accelerators), rng.randint(0, 3)))
+        # the language versions of one article are tagged alike (the build refuses them otherwise)
+        tags = random.Random(key)
+        accelerators = tags.sample(self.accelerators, min(len(self.accelerators), tags.randint(0, 3)))
         takeaways = "".join(f"\n  - {quoted(sentence(rng, 8, 20))}" for _ in range(rng.randint(0, 4)))
         return (f"articles:\n- slug: {slug}\n  site: {site}\n  language: {language}\n  translation_key: {key}\n"
                 f"  category: {rng.choice(self.categories[site])}\n  title: {quoted(sentence(rng, 5, 12))}\n"

@@ -5,6 +5,7 @@ from the field definitions, so they are never kept twice by hand. Anything set
 in metadata.yml for a table wins over the generated value.
 """
 
+import hashlib
 from pathlib import Path
 from typing import NamedTuple
 
@@ -106,9 +107,28 @@ def merge(base, override):
     return merged
 
 
+ASSETS = "/assets/"  # where metadata.yml's own CSS and scripts are served (the `static/` folder beside it)
+
+
+def versioned(url, static_dir):
+    """`/assets/reader.css?v=<hash>`: the URL of one version of the file, cacheable for a year."""
+    if not url.startswith(ASSETS):
+        return url
+    digest = hashlib.sha256((Path(static_dir) / url.removeprefix(ASSETS)).read_bytes()).hexdigest()[:10]
+    return f"{url}?v={digest}"
+
+
+def with_versioned_assets(metadata, static_dir):
+    """CSS and scripts at versioned URLs; the project's scripts as modules, which run after the page is parsed."""
+    css = [versioned(url, static_dir) for url in metadata.get("extra_css_urls", [])]
+    js = [{"url": versioned(url, static_dir), "module": True} if url.startswith(ASSETS) else url
+          for url in metadata.get("extra_js_urls", [])]
+    return {**metadata, "extra_css_urls": css, "extra_js_urls": js}
+
+
 def full_metadata(metadata_yml):
     hand_written = yaml.safe_load(Path(metadata_yml).read_text(encoding="utf-8")) or {}
-    return merge(generated_metadata(), hand_written)
+    return with_versioned_assets(merge(generated_metadata(), hand_written), Path(metadata_yml).parent / "static")
 
 
 # What Datasette 1.0 reads from its configuration (`config=`, datasette.yaml) rather than from the
