@@ -30,3 +30,19 @@ document.addEventListener("DOMContentLoaded", () => {
     if (!option.textContent.trim()) option.textContent = "All";
   }
 });
+
+// Dashboards: datasette-dashboards names its filters by a fieldset legend and vega-embed's action menu
+// by a title; give each control an accessible name of its own.
+function nameDashboardControls() {
+  for (const fieldset of document.querySelectorAll(".dashboard-filters fieldset")) {
+    const legend = fieldset.querySelector("legend")?.textContent.trim();
+    for (const control of fieldset.querySelectorAll("input, select")) {
+      if (legend && !control.getAttribute("aria-label")) control.setAttribute("aria-label", legend);
+    }
+  }
+  for (const summary of document.querySelectorAll(".vega-embed details > summary:not([aria-label])")) {
+    summary.setAttribute("aria-label", "Chart actions: save as SVG or PNG, view the source");
+  }
+}
+nameDashboardControls();
+new MutationObserver(nameDashboardControls).observe(document.body, { childList: true, subtree: true });

@@ -22,7 +22,7 @@ PAGES = {
     "spec-sheet": (f"/computekb/accelerators/{H200}", r"^H200 SXM: spec sheet$"),
     "what-fits": ("/-/what-fits?model=llama-3-1-70b&weights=format%3Afp8&kv_format=fp8&context=32k",
                   r"^What fits: Llama 3\.1 70B"),
-    "search": ("/-/search?q=memoire&language=fr", r"^Articles matching “memoire”$"),
+    "search": ("/-/search?q=memoire&language=fr", r"^“memoire”: accelerators, models and articles$"),
     "compare": ("/-/compare?ids=nvidia-h200-sxm,amd-mi300x,nvidia-b200", r"^Compare H200 SXM"),
     "dashboard": ("/-/dashboards/accelerator-landscape", r"^Accelerator landscape"),
     "not-found": ("/computekb/accelerators/no-such-accelerator", r"^Not found"),

@@ -1,0 +1,38 @@
+"""axe-core in Chromium on every reader page, at a desktop and a phone width: no serious or critical
+finding (missing language, unnamed controls, low contrast, links told apart by colour alone)."""
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+
+pytestmark = pytest.mark.browser
+
+PAGES = {
+    "home": "/",
+    "finder": "/-/accelerators?memory_gb__gte=80",
+    "spec-sheet": "/computekb/accelerators/nvidia-h100-sxm",
+    "compare": "/-/compare?ids=nvidia-h100-sxm,nvidia-h200-sxm,amd-mi300x",
+    "what-fits": "/-/what-fits?model=llama-3-1-70b",
+    "search": "/-/search?q=mémoire",
+    "article": "/computekb/articles/gpu-cloud-france-europe-h100-h200-b300",
+    "dashboard": "/-/dashboards/accelerator-landscape",
+    "error": "/computekb/accelerators/nvidia-h200",
+}
+BLOCKING = ("serious", "critical")
+
+
+@pytest.mark.parametrize("width", (1400, 390))
+@pytest.mark.parametrize("name", PAGES)
+def test_no_serious_accessibility_finding(browser, server, name, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(server + PAGES[name])
+        page.wait_for_load_state("networkidle")
+        violations = Axe().run(page).response["violations"]
+        found = [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}" for v in violations
+                 if v["impact"] in BLOCKING]
+        assert found == []
+        assert page.evaluate("document.documentElement.lang") == "en"
+        assert page.locator("[role=main], main").count() == 1
+    finally:
+        context.close()
