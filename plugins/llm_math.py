@@ -184,8 +184,10 @@ def answer(q: Question, sizing_result: sizing.Sizing | None, problem: str | None
     `kv_gb_per_sequence` is one sequence's whole cache (as on one device,
     before any split or replication), the figure to compare with other tools."""
     whole_cache = sizing.kv_bytes(q.architecture, q.workload.context, 1, q.workload.kv_bits)
-    if sizing_result is None:
-        return json.dumps({"fits": 0, "problem": problem, "kv_gb_per_sequence": round(whole_cache / sizing.GB, 4)})
+    if sizing_result is None:  # no layout: the model's own sizes still stand
+        weights = sizing.checkpoint_bytes(sizing.parameters(q.architecture), q.checkpoint)
+        return json.dumps({"fits": 0, "problem": problem, "kv_gb_per_sequence": round(whole_cache / sizing.GB, 4),
+                           "weights_gb": round(weights / sizing.GB, 4)})
     s = sizing_result
     return json.dumps({
         "kv_gb_per_sequence": round(whole_cache / sizing.GB, 4),
