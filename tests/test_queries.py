@@ -338,10 +338,10 @@ async def test_the_longest_context_for_every_accelerator_and_device_count(client
 
 
 async def test_the_longest_context_needs_a_maximum(client, conn):
-    assert conn.execute("select max_context from models where slug = 'qwen3-14b'").fetchone()[0] is None
-    params = {"model": "qwen3-14b", "weight_format": "bf16", "kv_format": "bf16"}
+    assert conn.execute("select max_context from models where slug = 'gemma-3-12b'").fetchone()[0] is None
+    params = {"model": "gemma-3-12b", "weight_format": "bf16", "kv_format": "bf16"}
     assert await refusal(client, "longest-context", **params) == \
-        "max_context is required: model 'qwen3-14b' states no maximum context"
+        "max_context is required: model 'gemma-3-12b' states no maximum context"
     rows = await run(client, "longest-context", **params, max_context="32768")
     assert rows and {r["max_context"] for r in rows} == {32768}
 
