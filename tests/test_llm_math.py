@@ -305,6 +305,13 @@ def test_a_model_missing_a_field_it_needs_is_named():
     assert sizing.missing_fields({**vars(DENSE)}) == []
 
 
+def test_a_model_with_linear_layers_or_an_indexer_names_their_missing_fields():
+    row = {**vars(DENSE), "linear_attention_layers": 1, "linear_attention": "mamba2", "linear_heads": 4,
+           "indexer_heads": 2}
+    assert sizing.missing_fields(row) == ["linear_key_heads", "linear_key_head_dim", "linear_value_head_dim",
+                                          "linear_conv_kernel", "indexer_head_dim", "q_lora_rank"]
+
+
 # The simple SQL functions
 
 def test_llama_3_1_70b_kv_cache_at_128k_in_fp16():
