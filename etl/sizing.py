@@ -25,7 +25,10 @@ ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla", "hybrid")
 # channels); they differ in the small per-head projections of their input:
 # Gated DeltaNet projects two per value head (beta and the decay a), Mamba-2 one (dt).
 LINEAR_ATTENTION_KINDS = {"gated-deltanet": 2, "mamba2": 1}
-STATE_BITS = 16        # recurrent and convolution states stay in the model's BF16 whatever the KV format
+# Recurrent and convolution states in the model's BF16: vLLM keeps both in its
+# mamba_cache_dtype and mamba_ssm_cache_dtype, "auto" (the model's dtype) unless set
+# (vllm/model_executor/layers/mamba/mamba_utils.py); an FP8 KV cache does not shrink them.
+STATE_BITS = 16
 # DeepSeek's sparse-attention indexer caches its keys in FP8 E4M3 with one FP32
 # scale per 128 values (DeepSeek-V3.2-Exp inference/model.py: k_cache float8_e4m3fn,
 # k_scale_cache float32 per block_size 128): 8 + 32 / 128 bits a value.
