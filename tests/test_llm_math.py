@@ -506,6 +506,12 @@ def test_mamba2_parameters_and_state():
     assert sizing.kv_values_per_token(NEMOTRON_NANO_9B, 1) == 8192
 
 
+def test_linear_layers_split_over_tensor_parallel_ranks():
+    # TP=2: 27 Mamba-2 layers of 147,423,232 halved = 1,990,213,632; 4 attention layers of
+    # q and o 2 × 4480 × 40 × 128 / 2 = 22,937,600 and k, v 2 × 4480 × 128 × 4 KV heads = 4,587,520 → 110,100,480
+    assert sizing.mixer_parameters_per_rank(NEMOTRON_NANO_9B, 2) == 2_100_314_112
+
+
 def test_indexer_parameters_and_cache():
     # per layer: 1536 × 64 × 128 + 7168 × 128 + 7168 × 64 = 12,582,912 + 917,504 + 458,752 = 13,959,168
     assert sizing.indexer_parameters(DEEPSEEK_V32) == 13_959_168
