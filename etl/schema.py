@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import NamedTuple
 
-from .sizing import ACTIVE_COUNTINGS
+from .sizing import ACTIVE_COUNTINGS, LINEAR_ATTENTION_KINDS
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
@@ -361,7 +361,27 @@ TABLES = (
         Field("full_attention_head_dim", "int", "Head dimension of the full-attention layers, where it differs from head_dim.", minimum=1),
         Field("full_attention_kv_shared", "bool", "Full-attention layers cache one tensor per head (keys equal values)."),
         Field("vision_params_b", "number", "Parameters of the vision tower loaded with the model, in billions."),
-        Field("max_context", "int", "Maximum context, in tokens.", minimum=1),
+        Field("ffn_layers", "int", "Layers with an FFN (dense or MoE), where not every layer has one (Nemotron-H "
+              "alternates mixer blocks and FFN blocks; `layers` counts the mixer blocks).", minimum=0),
+        Field("ffn_matrices", "int", "Weight matrices of one FFN: 3 when gated (gate, up, down; the default), "
+              "2 when not (squared ReLU).", minimum=2),
+        Field("attention_output_gate", "bool", "The query projection also yields a gate of the attention output "
+              "(Qwen3-Next), so it is twice as wide."),
+        Field("linear_attention", "enum", "Kind of the layers that keep a fixed-size state per sequence instead of "
+              "a KV cache: gated-deltanet (linear attention) or mamba2 (state space).",
+              choices=tuple(LINEAR_ATTENTION_KINDS), facet=True),
+        Field("linear_attention_layers", "int", "Layers with linear attention or a state-space block (no KV cache); "
+              "the other layers attend as `attention` says.", minimum=0),
+        Field("linear_heads", "int", "Linear layers: value heads (Mamba-2: heads).", minimum=1),
+        Field("linear_key_heads", "int", "Linear layers: query/key heads (Mamba-2: groups of B and C).", minimum=1),
+        Field("linear_key_head_dim", "int", "Linear layers: key dimension per head (Mamba-2: state size).", minimum=1),
+        Field("linear_value_head_dim", "int", "Linear layers: value dimension per head (Mamba-2: head dimension).",
+              minimum=1),
+        Field("linear_conv_kernel", "int", "Linear layers: width of the causal convolution.", minimum=1),
+        Field("indexer_heads", "int", "Sparse attention (DeepSeek-V3.2): heads of the lightning indexer.", minimum=1),
+        Field("indexer_head_dim", "int", "Sparse attention: dimension of the indexer's key, cached per token and "
+              "layer.", minimum=1),
+        Field("max_context", "int", "Maximum context, in tokens, as the config states it.", minimum=1),
         source(), note(),
     ), label="name", cited=True, sort_desc="computed_params_b", search=("name", "slug", "organization"), derived=(
         Field("computed_params_b", "number", "Total parameters computed from the config fields (etl/sizing.py), in billions."),
@@ -383,6 +403,9 @@ TABLES = (
           for field in (Field(f"{group}_format", "ref", f"Number format of {label}.", ref="number_formats"),
                         Field(f"{group}_bits", "number", f"Effective bits per weight of {label}, scales included "
                                                         "(when it differs from the format's effective bits)."))),
+        Field("high_precision_layers", "int", "Transformer layers kept whole in BF16 whatever the groups' formats "
+              "(Meta's FP8 releases keep the first and last): each layer group's bits are the mean over the layers.",
+              minimum=0),
         Field("stated_size_gb", "quantity", "Size of the checkpoint as its publisher states it.", unit="GB"),
         source(), note(),
     ), label="name", cited=True, derived=(

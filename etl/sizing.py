@@ -19,6 +19,20 @@ GB = 1e9
 MIB = 2**20
 GATED_FFN_MATRICES = 3  # gate, up and down projections (SwiGLU, GeGLU): every model here
 ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla", "hybrid")
+# Layers whose mixer keeps a fixed-size state per sequence instead of a KV cache.
+# Both are counted with one shape (value heads × key dim × value dim of state,
+# a causal convolution over 2 × key heads × key dim + value heads × value dim
+# channels); they differ in the small per-head projections of their input:
+# Gated DeltaNet projects two per value head (beta and the decay a), Mamba-2 one (dt).
+LINEAR_ATTENTION_KINDS = {"gated-deltanet": 2, "mamba2": 1}
+# Recurrent and convolution states in the model's BF16: vLLM keeps both in its
+# mamba_cache_dtype and mamba_ssm_cache_dtype, "auto" (the model's dtype) unless set
+# (vllm/model_executor/layers/mamba/mamba_utils.py); an FP8 KV cache does not shrink them.
+STATE_BITS = 16
+# DeepSeek's sparse-attention indexer caches its keys in FP8 E4M3 with one FP32
+# scale per 128 values (DeepSeek-V3.2-Exp inference/model.py: k_cache float8_e4m3fn,
+# k_scale_cache float32 per block_size 128): 8 + 32 / 128 bits a value.
+INDEXER_KEY_BITS = 8 + 32 / 128
 TENSOR_GROUPS = ("embedding", "output_head", "attention", "dense_ffn", "experts", "other")
 OTHER_BITS = 16  # routers, norms and vision towers stay in BF16 in every checkpoint described here
 
@@ -56,6 +70,18 @@ class Architecture:
     full_attention_head_dim: int | None = None
     full_attention_kv_shared: bool = False        # full-attention layers cache one tensor (keys equal values)
     vision_params: int = 0                    # vision tower loaded with the model
+    ffn_layers: int | None = None             # layers with an FFN, when not all (Nemotron-H alternates mixer and FFN blocks)
+    ffn_matrices: int = GATED_FFN_MATRICES    # 3 gated (gate, up, down); 2 ungated (squared ReLU)
+    attention_output_gate: bool = False       # the query projection also yields an output gate (Qwen3-Next)
+    linear_attention: str | None = None       # kind of the fixed-state layers (LINEAR_ATTENTION_KINDS)
+    linear_attention_layers: int = 0          # layers with linear attention or a state-space block, no KV cache
+    linear_heads: int | None = None           # value heads (Mamba-2: heads)
+    linear_key_heads: int | None = None       # query/key heads (Mamba-2: groups of B and C)
+    linear_key_head_dim: int | None = None    # (Mamba-2: state size)
+    linear_value_head_dim: int | None = None  # (Mamba-2: head dim)
+    linear_conv_kernel: int | None = None     # width of the causal convolution
+    indexer_heads: int | None = None          # sparse-attention indexer (DeepSeek-V3.2)
+    indexer_head_dim: int | None = None
 
     @property
     def kv_heads_of_full_layers(self) -> int:
@@ -66,8 +92,17 @@ class Architecture:
         return self.full_attention_head_dim or self.head_dim
 
     @property
+    def attention_layers(self) -> int:
+        """Layers with softmax attention (full, sliding or MLA), the ones with a KV cache."""
+        return self.layers - self.linear_attention_layers
+
+    @property
+    def layers_with_ffn(self) -> int:
+        return self.layers if self.ffn_layers is None else self.ffn_layers
+
+    @property
     def moe_layers(self) -> int:
-        return self.layers - self.dense_layers if self.experts else 0
+        return self.layers_with_ffn - self.dense_layers if self.experts else 0
 
     @classmethod
     def from_row(cls, row) -> "Architecture":
@@ -76,7 +111,7 @@ class Architecture:
         values = {k: v for k, v in dict(row).items() if k in names and v is not None}
         if "vision_params_b" in row and row["vision_params_b"] is not None:
             values["vision_params"] = round(row["vision_params_b"] * 1e9)
-        for flag in ("tied_embeddings", "full_attention_kv_shared"):
+        for flag in ("tied_embeddings", "full_attention_kv_shared", "attention_output_gate"):
             values[flag] = bool(values.get(flag, False))
         return cls(**values)
 
@@ -99,6 +134,11 @@ def missing_fields(row) -> list[str]:
         missing += absent("experts_per_token", "moe_intermediate_size")
     if not row.get("experts") or row.get("dense_layers"):
         missing += absent("intermediate_size")
+    if row.get("linear_attention_layers"):
+        missing += absent("linear_attention", "linear_heads", "linear_key_heads", "linear_key_head_dim",
+                          "linear_value_head_dim", "linear_conv_kernel")
+    if row.get("indexer_heads"):
+        missing += absent("indexer_head_dim", "q_lora_rank")
     return missing
 
 
@@ -131,7 +171,12 @@ class Parameters:
 
 
 def attention_parameters(arch: Architecture) -> int:
-    """Projection weights of one layer's attention (norms and biases left out: < 0.1%)."""
+    """Projection weights of one attention layer (norms and biases left out: < 0.1%),
+    its sparse-attention indexer included."""
+    return softmax_attention_parameters(arch) + indexer_parameters(arch)
+
+
+def softmax_attention_parameters(arch: Architecture) -> int:
     if arch.attention == "mla":
         q_head = arch.qk_nope_head_dim + arch.qk_rope_head_dim
         q_out = arch.attention_heads * q_head
@@ -141,12 +186,52 @@ def attention_parameters(arch: Architecture) -> int:
         kv_up = arch.kv_lora_rank * arch.attention_heads * (arch.qk_nope_head_dim + arch.v_head_dim)
         out = arch.attention_heads * arch.v_head_dim * arch.hidden_size
         return q + kv_down + kv_up + out
-    q_and_out = 2 * arch.hidden_size * arch.attention_heads * arch.head_dim
-    return q_and_out + 2 * arch.hidden_size * arch.kv_heads * arch.head_dim
+    return query_and_output_parameters(arch) + 2 * arch.hidden_size * arch.kv_heads * arch.head_dim
 
 
-def ffn_parameters(hidden_size: int, width: int) -> int:
-    return GATED_FFN_MATRICES * hidden_size * width
+def query_and_output_parameters(arch: Architecture) -> int:
+    """Query and output projections of a GQA/MHA layer; an output gate doubles the query's."""
+    matrices = 3 if arch.attention_output_gate else 2
+    return matrices * arch.hidden_size * arch.attention_heads * arch.head_dim
+
+
+def indexer_parameters(arch: Architecture) -> int:
+    """DeepSeek-V3.2's lightning indexer: queries from the compressed query
+    (q_lora_rank × heads × head dim), one key (hidden × head dim) and one weight
+    per head (hidden × heads)."""
+    if not arch.indexer_heads:
+        return 0
+    return (arch.q_lora_rank * arch.indexer_heads * arch.indexer_head_dim
+            + arch.hidden_size * arch.indexer_head_dim + arch.hidden_size * arch.indexer_heads)
+
+
+def linear_conv_channels(arch: Architecture, tp: int = 1) -> float:
+    """Channels of the causal convolution of a linear-attention or Mamba-2 layer
+    on one rank: queries and keys (Mamba-2: B and C) of the key heads, values (x) of the value heads."""
+    return (2 * kv_heads_per_rank(arch.linear_key_heads, tp) * arch.linear_key_head_dim
+            + kv_heads_per_rank(arch.linear_heads, tp) * arch.linear_value_head_dim)
+
+
+def linear_attention_parameters(arch: Architecture) -> int:
+    """Weights of one Gated DeltaNet or Mamba-2 layer: the input projection
+    (q and k of the key heads, v and the output gate z of the value heads, and
+    per value head two scalars for Gated DeltaNet or one for Mamba-2), the
+    causal convolution, and the output projection. Per-head constants and norms left out."""
+    values = arch.linear_heads * arch.linear_value_head_dim
+    per_head = LINEAR_ATTENTION_KINDS[arch.linear_attention]
+    in_proj = arch.hidden_size * (2 * arch.linear_key_heads * arch.linear_key_head_dim + 2 * values
+                                  + per_head * arch.linear_heads)
+    return in_proj + int(linear_conv_channels(arch)) * arch.linear_conv_kernel + values * arch.hidden_size
+
+
+def mixer_parameters(arch: Architecture) -> int:
+    """Attention and linear-attention (state-space) weights of all layers."""
+    linear = arch.linear_attention_layers * linear_attention_parameters(arch) if arch.linear_attention_layers else 0
+    return arch.attention_layers * attention_parameters(arch) + linear
+
+
+def ffn_parameters(hidden_size: int, width: int, matrices: int = GATED_FFN_MATRICES) -> int:
+    return matrices * hidden_size * width
 
 
 @lru_cache(maxsize=256)  # the layout search sizes one architecture many times
@@ -155,13 +240,14 @@ def parameters(arch: Architecture) -> Parameters:
     (one vocab × hidden matrix each, one when tied), attention, dense FFN,
     experts and router per layer, and a loaded vision tower."""
     embedding = arch.vocab_size * arch.hidden_size
-    dense_layers = arch.dense_layers if arch.experts else arch.layers
-    expert = ffn_parameters(arch.hidden_size, arch.moe_intermediate_size) if arch.experts else 0
+    dense_layers = arch.dense_layers if arch.experts else arch.layers_with_ffn
+    expert = ffn_parameters(arch.hidden_size, arch.moe_intermediate_size, arch.ffn_matrices) if arch.experts else 0
     return Parameters(
         embedding=embedding,
         output_head=0 if arch.tied_embeddings else embedding,
-        attention=arch.layers * attention_parameters(arch),
-        dense_ffn=dense_layers * ffn_parameters(arch.hidden_size, arch.intermediate_size) if dense_layers else 0,
+        attention=mixer_parameters(arch),
+        dense_ffn=dense_layers * ffn_parameters(arch.hidden_size, arch.intermediate_size, arch.ffn_matrices)
+        if dense_layers else 0,
         routed_experts=arch.moe_layers * arch.experts * expert,
         shared_experts=arch.moe_layers * arch.shared_experts * expert,
         router=arch.moe_layers * arch.experts * arch.hidden_size,
@@ -213,6 +299,20 @@ class Checkpoint:
     def uniform(cls, bits: float, other: float = OTHER_BITS) -> "Checkpoint":
         """Every linear layer in one format (embeddings and head too)."""
         return cls(bits, bits, bits, bits, bits, other)
+
+
+LAYER_GROUPS = ("attention", "dense_ffn", "experts")  # the groups every transformer layer has a share of
+
+
+def with_layers_kept(checkpoint: Checkpoint, arch: Architecture, kept: int, bits: float = OTHER_BITS) -> Checkpoint:
+    """The checkpoint once `kept` of the model's layers stay whole in `bits`
+    (Meta's FP8 releases keep the first and last in BF16): each layer group's
+    bits become the mean over layers, kept / layers of them at `bits`."""
+    if not 0 <= kept <= arch.layers:
+        raise SizingError(f"{kept} layers kept in higher precision: the model has {arch.layers}")
+    share = kept / arch.layers
+    mixed = {group: getattr(checkpoint, group) * (1 - share) + bits * share for group in LAYER_GROUPS}
+    return Checkpoint(**{**vars(checkpoint), **mixed})
 
 
 def group_bytes(counts: Parameters, checkpoint: Checkpoint) -> dict[str, float]:
@@ -272,11 +372,20 @@ def attention_parameters_per_rank(arch: Architecture, tp: int) -> float:
     """One layer's attention weights on one rank: query and output split by
     heads; MLA's down-projections replicated; KV projections replicated with
     their heads when there are fewer KV heads than ranks."""
+    indexer = indexer_parameters(arch)  # its key and weights are small and kept whole on every rank
     if arch.attention == "mla":
         replicated = arch.hidden_size * ((arch.q_lora_rank or 0) + arch.kv_lora_rank + arch.qk_rope_head_dim)
-        return replicated + (attention_parameters(arch) - replicated) / tp
-    q_and_out = 2 * arch.hidden_size * arch.attention_heads * arch.head_dim
-    return q_and_out / tp + 2 * arch.hidden_size * arch.head_dim * kv_heads_per_rank(arch.kv_heads, tp)
+        return replicated + (softmax_attention_parameters(arch) - replicated) / tp + indexer
+    return (query_and_output_parameters(arch) / tp + indexer
+            + 2 * arch.hidden_size * arch.head_dim * kv_heads_per_rank(arch.kv_heads, tp))
+
+
+def mixer_parameters_per_rank(arch: Architecture, tp: int) -> float:
+    """Attention and linear-attention weights of all layers on one rank; the
+    linear layers split by heads."""
+    linear = arch.linear_attention_layers * linear_attention_parameters(arch) / tp \
+        if arch.linear_attention_layers else 0
+    return arch.attention_layers * attention_parameters_per_rank(arch, tp) + linear
 
 
 # KV cache
@@ -287,22 +396,47 @@ def kv_values_per_token(arch: Architecture, tokens: int, tp: int = 1) -> float:
     GQA/MHA/MQA: a key and a value vector per KV head held by the rank.
     MLA: the latent and the RoPE key, whole on every rank (it is not split by head).
     Sliding-window layers hold at most `sliding_window` tokens.
+    Linear-attention and state-space layers cache nothing per token
+    (their fixed state is `state_values_per_sequence`).
     """
     if arch.attention == "mla":
-        return arch.layers * (arch.kv_lora_rank + arch.qk_rope_head_dim) * tokens
+        return arch.attention_layers * (arch.kv_lora_rank + arch.qk_rope_head_dim) * tokens
     per_token_layer = 2 * kv_heads_per_rank(arch.kv_heads, tp) * arch.head_dim
     if not (arch.sliding_window and arch.full_attention_layers is not None):
-        return per_token_layer * arch.layers * tokens
+        return per_token_layer * arch.attention_layers * tokens
     full_per_token_layer = (1 if arch.full_attention_kv_shared else 2) * arch.head_dim_of_full_layers \
         * kv_heads_per_rank(arch.kv_heads_of_full_layers, tp)
-    windowed = arch.layers - arch.full_attention_layers
+    windowed = arch.attention_layers - arch.full_attention_layers
     return (full_per_token_layer * arch.full_attention_layers * tokens
             + per_token_layer * windowed * min(tokens, arch.sliding_window))
 
 
+def indexer_values_per_token(arch: Architecture, tokens: int) -> float:
+    """Keys a sparse-attention indexer caches for one sequence, all layers: one
+    key of indexer_head_dim per token and layer, whole on every rank (DeepSeek-V3.2)."""
+    return arch.attention_layers * (arch.indexer_head_dim or 0) * tokens if arch.indexer_heads else 0
+
+
+def state_values_per_sequence(arch: Architecture, tp: int = 1) -> float:
+    """Values of the fixed-size state one rank keeps per sequence in its
+    linear-attention or Mamba-2 layers, whatever the context: per layer the
+    recurrent state (value heads × key dim × value dim) and the last
+    kernel − 1 inputs of the causal convolution; heads split over TP."""
+    if not arch.linear_attention_layers:
+        return 0
+    recurrent = kv_heads_per_rank(arch.linear_heads, tp) * arch.linear_key_head_dim * arch.linear_value_head_dim
+    convolution = (arch.linear_conv_kernel - 1) * linear_conv_channels(arch, tp)
+    return arch.linear_attention_layers * (recurrent + convolution)
+
+
 def kv_bytes(arch: Architecture, tokens: int, batch: int, kv_bits: float, tp: int = 1) -> float:
-    """KV cache of `batch` sequences of `tokens` tokens on one tensor-parallel rank (all layers)."""
-    return kv_values_per_token(arch, tokens, tp) * batch * kv_bits / 8
+    """What `batch` sequences of `tokens` tokens keep on one tensor-parallel
+    rank (all layers): the KV cache in `kv_bits`, the indexer's keys in
+    INDEXER_KEY_BITS and the linear layers' state in STATE_BITS."""
+    per_sequence = (kv_values_per_token(arch, tokens, tp) * kv_bits
+                    + indexer_values_per_token(arch, tokens) * INDEXER_KEY_BITS
+                    + state_values_per_sequence(arch, tp) * STATE_BITS)
+    return per_sequence * batch / 8
 
 
 # MoE decode
@@ -365,8 +499,7 @@ def weights_per_device(arch: Architecture, counts: Parameters, checkpoint: Check
     pipeline stages (replicated attention parts counted whole), embedding and
     head split over TP (vocabulary-parallel), each on its own stage."""
     sizes = group_bytes(counts, checkpoint)
-    attention_bits = checkpoint.attention / 8
-    attention = arch.layers * attention_parameters_per_rank(arch, layout.tp) * attention_bits
+    attention = mixer_parameters_per_rank(arch, layout.tp) * checkpoint.attention / 8
     layered = attention + (sizes["dense_ffn"] + sizes["experts"] + sizes["other"]) / layout.tp
     ends = sizes["embedding"] + sizes["output_head"] if layout.pp == 1 else max(sizes["embedding"], sizes["output_head"])
     return layered * stage_share(arch, layout.pp) + ends / layout.tp
@@ -395,7 +528,7 @@ def step_bytes(arch: Architecture, counts: Parameters, checkpoint: Checkpoint, l
         expert_read = routed * touched + (sizes["experts"] - routed)
     else:
         expert_read = 0.0
-    attention = arch.layers * attention_parameters_per_rank(arch, layout.tp) * checkpoint.attention / 8
+    attention = mixer_parameters_per_rank(arch, layout.tp) * checkpoint.attention / 8
     layered = attention + (sizes["dense_ffn"] + expert_read) / layout.tp
     router = counts.router * checkpoint.other / 8 / layout.tp
     head = sizes["output_head"] or sizes["embedding"]  # a tied head reads the embedding matrix

@@ -251,8 +251,8 @@ def checkpoint_bits(checkpoint, format_bits):
     return bits
 
 
-CHECKPOINT_COLUMNS = ("slug", "model") + tuple(f"{group}_{part}" for group in sizing.TENSOR_GROUPS[:-1]
-                                               for part in ("format", "bits"))
+CHECKPOINT_COLUMNS = ("slug", "model", "high_precision_layers") + tuple(
+    f"{group}_{part}" for group in sizing.TENSOR_GROUPS[:-1] for part in ("format", "bits"))
 
 
 class CheckpointColumns(NamedTuple):
@@ -268,13 +268,15 @@ def checkpoint_columns(checkpoints, models, number_formats):
     """The CheckpointColumns of every checkpoint, from records of CHECKPOINT_COLUMNS, of
     models (slug, architecture) and of number_formats (slug, effective_bits, bits)."""
     format_bits = {f["slug"]: f["effective_bits"] if f["effective_bits"] is not None else f["bits"] for f in number_formats}
-    counts = {model["slug"]: sizing.parameters(sizing.Architecture.from_row(json.loads(model["architecture"])))
-              for model in models}
+    architectures = {model["slug"]: sizing.Architecture.from_row(json.loads(model["architecture"])) for model in models}
     for checkpoint in checkpoints:
-        bits = checkpoint_bits(checkpoint, format_bits)
+        architecture = architectures[checkpoint["model"]]
+        groups = sizing.Checkpoint(**checkpoint_bits(checkpoint, format_bits))
+        if checkpoint["high_precision_layers"]:
+            groups = sizing.with_layers_kept(groups, architecture, checkpoint["high_precision_layers"])
         formats = sorted({checkpoint[f"{g}_format"] for g in sizing.TENSOR_GROUPS[:-1]} - {None})
-        size = sizing.checkpoint_bytes(counts[checkpoint["model"]], sizing.Checkpoint(**bits)) / 1e9
-        yield CheckpointColumns(checkpoint["slug"], to_json(bits), to_json(formats), round(size, 3))
+        size = sizing.checkpoint_bytes(sizing.parameters(architecture), groups) / 1e9
+        yield CheckpointColumns(checkpoint["slug"], to_json(vars(groups)), to_json(formats), round(size, 3))
 
 
 def cross_file_columns(stage):

@@ -248,9 +248,13 @@ def model_problems(model):
     if model.get("experts") and model.get("experts_per_token") and model["experts_per_token"] > model["experts"]:
         yield "experts_per_token", f"{model['experts_per_token']} exceeds the {model['experts']} experts"
     layers = model.get("layers")
-    for name in ("full_attention_layers", "dense_layers"):
+    for name in ("full_attention_layers", "dense_layers", "linear_attention_layers"):
         if layers and model.get(name) is not None and model[name] > layers:
             yield name, f"{model[name]} exceeds the {layers} layers"
+    attending = (layers or 0) - (model.get("linear_attention_layers") or 0)
+    if layers and model.get("full_attention_layers") is not None and model["full_attention_layers"] > attending:
+        yield "full_attention_layers", (f"{model['full_attention_layers']} exceeds the {attending} layers "
+                                        "left once the linear-attention layers are counted")
 
 
 def checkpoint_problems(checkpoint):

@@ -136,6 +136,28 @@ def kv_cache_swa_gb(layers, full_layers, kv_heads, head_dim, tokens, window, bat
     return cache_gb(architecture, tokens, batch, bytes_per_value)
 
 
+def architecture_of(architecture):
+    """A models.architecture JSON as an Architecture."""
+    return sizing.Architecture.from_row(json.loads(architecture))
+
+
+@nullable
+def llm_cache_gb(architecture, tokens, batch, kv_bits, tp):
+    """What `batch` sequences of `tokens` tokens keep on one of `tp` ranks, all
+    layers: the KV cache in `kv_bits`, a sparse-attention indexer's keys and the
+    fixed state of linear-attention and state-space layers."""
+    return sizing.kv_bytes(architecture_of(architecture), whole("tokens", tokens, minimum=0), whole("batch", batch),
+                           number("kv_bits", kv_bits, positive=True), whole("tp", tp)) / sizing.GB
+
+
+@nullable
+def llm_state_gb(architecture, batch, tp):
+    """The fixed-size state of the linear-attention and state-space layers of
+    `batch` sequences on one of `tp` ranks, whatever the context (0 for a model without such layers)."""
+    values = sizing.state_values_per_sequence(architecture_of(architecture), whole("tp", tp))
+    return values * whole("batch", batch) * sizing.STATE_BITS / 8 / sizing.GB
+
+
 @nullable
 def decode_tokens_per_s(bandwidth_gbs, gb_read_per_token):
     """Memory-bound decode ceiling: every step reads its weights and KV cache once."""
@@ -167,7 +189,7 @@ class Question:
 def question(architecture, bits, memory_gb, bandwidth_gbs, context, batch, kv_bits, utilization):
     if number("utilization", utilization, positive=True) > 1:
         raise ValueError(f"utilization must be in (0, 1], got {utilization}")
-    return Question(sizing.Architecture.from_row(json.loads(architecture)), sizing.Checkpoint(**json.loads(bits)),
+    return Question(architecture_of(architecture), sizing.Checkpoint(**json.loads(bits)),
                     sizing.Device(number("memory_gb", memory_gb, positive=True) * sizing.GB,
                                   None if bandwidth_gbs is None else number("bandwidth_gbs", bandwidth_gbs)),
                     sizing.Workload(whole("context", context), whole("batch", batch),
@@ -251,8 +273,8 @@ def uniform_bits(bits):
     return None if bits is None else json.dumps(vars(sizing.Checkpoint.uniform(number("bits", bits, positive=True))))
 
 
-FUNCTIONS = (weights_gb, bits_per_weight, kv_cache_gb, kv_cache_mla_gb, kv_cache_swa_gb, decode_tokens_per_s,
-             expected_experts, llm_size, llm_largest_batch, llm_longest_context, uniform_bits)
+FUNCTIONS = (weights_gb, bits_per_weight, kv_cache_gb, kv_cache_mla_gb, kv_cache_swa_gb, llm_cache_gb, llm_state_gb,
+             decode_tokens_per_s, expected_experts, llm_size, llm_largest_batch, llm_longest_context, uniform_bits)
 
 
 def arity(fn):

@@ -305,6 +305,13 @@ def test_a_model_missing_a_field_it_needs_is_named():
     assert sizing.missing_fields({**vars(DENSE)}) == []
 
 
+def test_a_model_with_linear_layers_or_an_indexer_names_their_missing_fields():
+    row = {**vars(DENSE), "linear_attention_layers": 1, "linear_attention": "mamba2", "linear_heads": 4,
+           "indexer_heads": 2}
+    assert sizing.missing_fields(row) == ["linear_key_heads", "linear_key_head_dim", "linear_value_head_dim",
+                                          "linear_conv_kernel", "indexer_head_dim", "q_lora_rank"]
+
+
 # The simple SQL functions
 
 def test_llama_3_1_70b_kv_cache_at_128k_in_fp16():
@@ -421,3 +428,117 @@ async def test_bits_per_weight_agrees_with_the_number_formats_table(client):
     assert {"nvfp4", "mxfp4"} <= {r["slug"] for r in rows}
     for row in rows:
         assert row["function_bits"] == row["table_bits"], row["slug"]
+
+
+# Per-layer attention types: linear attention and state-space layers, sparse-attention indexers
+
+# Qwen3-Next-80B-A3B as Transformers' Qwen3NextConfig states it: 48 layers, one in four full (gated) attention,
+# 16 query and 2 KV heads of 256; Gated DeltaNet with 32 value heads and 16 key heads of 128, kernel 4;
+# 512 experts of 512 (10 per token) and one shared expert of 512; vocabulary 151,936, untied.
+QWEN3_NEXT = sizing.Architecture(layers=48, hidden_size=2048, attention_heads=16, kv_heads=2, head_dim=256,
+                                 attention_output_gate=True, vocab_size=151936, experts=512, experts_per_token=10,
+                                 shared_experts=1, moe_intermediate_size=512, linear_attention="gated-deltanet",
+                                 linear_attention_layers=36, linear_heads=32, linear_key_heads=16,
+                                 linear_key_head_dim=128, linear_value_head_dim=128, linear_conv_kernel=4)
+# NVIDIA Nemotron Nano 9B v2 (Megatron-Bridge): 27 Mamba-2 and 4 attention mixer blocks, 25 squared-ReLU MLP blocks.
+NEMOTRON_NANO_9B = sizing.Architecture(layers=31, hidden_size=4480, attention_heads=40, kv_heads=8, head_dim=128,
+                                       intermediate_size=15680, ffn_layers=25, ffn_matrices=2, vocab_size=131072,
+                                       linear_attention="mamba2", linear_attention_layers=27, linear_heads=128,
+                                       linear_key_heads=8, linear_key_head_dim=128, linear_value_head_dim=80,
+                                       linear_conv_kernel=4)
+# DeepSeek-V3.2-Exp (config_671B_v3.2.json): DeepSeek-V3 plus a 64-head indexer with 128-value keys.
+DEEPSEEK_V32 = sizing.Architecture(layers=61, hidden_size=7168, attention_heads=128, attention="mla",
+                                   q_lora_rank=1536, kv_lora_rank=512, qk_rope_head_dim=64, qk_nope_head_dim=128,
+                                   v_head_dim=128, intermediate_size=18432, vocab_size=129280, experts=256,
+                                   experts_per_token=8, shared_experts=1, moe_intermediate_size=2048, dense_layers=3,
+                                   indexer_heads=64, indexer_head_dim=128)
+
+
+def test_gated_deltanet_layer_parameters():
+    # in_proj: 2048 × (2 × 16 × 128 (q, k) + 2 × 32 × 128 (v, z) + 2 × 32 (beta, a)) = 2048 × 12,352 = 25,296,896;
+    # conv: (2 × 16 × 128 + 32 × 128) = 8,192 channels × 4 = 32,768; out: 32 × 128 × 2048 = 8,388,608
+    assert sizing.linear_attention_parameters(QWEN3_NEXT) == 33_718_272
+
+
+def test_gated_attention_doubles_the_query_projection():
+    # q and its gate 2 × 2048 × 16 × 256 = 16,777,216, o 8,388,608, k and v 2 × 2048 × 2 × 256 = 2,097,152
+    assert sizing.attention_parameters(QWEN3_NEXT) == 27_262_976
+
+
+def test_hybrid_linear_model_parameters():
+    # mixers 36 × 33,718,272 + 12 × 27,262,976 = 1,541,013,504; experts 48 × 512 × 3 × 2048 × 512 = 77,309,411,328;
+    # shared 48 × 3 × 2048 × 512 = 150,994,944; router 48 × 512 × 2048 = 50,331,648; embedding and head
+    # 2 × 151,936 × 2048 = 622,329,856: 79,674,081,280 (the model card's "80B")
+    counts = sizing.parameters(QWEN3_NEXT)
+    assert counts.attention == 1_541_013_504
+    assert counts.total == 79_674_081_280
+
+
+def test_gated_deltanet_state_per_sequence():
+    # per linear layer: recurrent 32 × 128 × 128 = 524,288; convolution 3 × 8,192 = 24,576; × 36 layers = 19,759,104
+    assert sizing.state_values_per_sequence(QWEN3_NEXT) == 19_759_104
+    # TP=2 halves the heads: 16 × 128 × 128 + 3 × (2 × 8 × 128 + 16 × 128) = 274,432; × 36 = 9,879,552
+    assert sizing.state_values_per_sequence(QWEN3_NEXT, tp=2) == 9_879_552
+
+
+def test_only_full_attention_layers_cache_tokens():
+    # 12 full layers × 2 (key, value) × 2 KV heads × 256 = 12,288 values a token
+    assert sizing.kv_values_per_token(QWEN3_NEXT, 1000) == 12_288_000
+
+
+def test_cache_bytes_add_kv_and_state():
+    # 1,000 tokens in BF16: 12,288,000 × 2 bytes + state 19,759,104 × 2 bytes = 64,094,208 bytes, per sequence
+    assert sizing.kv_bytes(QWEN3_NEXT, 1000, 2, 16) == 2 * 64_094_208
+
+
+def test_mamba2_parameters_and_state():
+    # Mamba-2 layer: in_proj 4480 × (2 × 128 × 80 (z, x) + 2 × 8 × 128 (B, C) + 128 (dt)) = 101,498,880;
+    # conv (128 × 80 + 2 × 8 × 128) = 12,288 × 4 = 49,152; out 10,240 × 4480 = 45,875,200 → 147,423,232
+    assert sizing.linear_attention_parameters(NEMOTRON_NANO_9B) == 147_423_232
+    # 27 × 147,423,232 + 4 × (2 × 4480 × 5120 + 2 × 4480 × 1024) = 3,980,427,264 + 220,200,960;
+    # 25 MLPs of 2 × 4480 × 15680 = 3,512,320,000; embedding and head 2 × 131,072 × 4480 = 1,174,405,120
+    counts = sizing.parameters(NEMOTRON_NANO_9B)
+    assert (counts.attention, counts.dense_ffn) == (4_200_628_224, 3_512_320_000)
+    assert counts.total == 8_887_353_344
+    # state: 128 × 128 × 80 = 1,310,720 + 3 × 12,288 = 36,864 → 1,347,584 a layer, × 27 = 36,384,768
+    assert sizing.state_values_per_sequence(NEMOTRON_NANO_9B) == 36_384_768
+    # KV: 4 attention layers × 2 × 8 × 128 = 8,192 values a token
+    assert sizing.kv_values_per_token(NEMOTRON_NANO_9B, 1) == 8192
+
+
+def test_linear_layers_split_over_tensor_parallel_ranks():
+    # TP=2: 27 Mamba-2 layers of 147,423,232 halved = 1,990,213,632; 4 attention layers of
+    # q and o 2 × 4480 × 40 × 128 / 2 = 22,937,600 and k, v 2 × 4480 × 128 × 4 KV heads = 4,587,520 → 110,100,480
+    assert sizing.mixer_parameters_per_rank(NEMOTRON_NANO_9B, 2) == 2_100_314_112
+
+
+def test_indexer_parameters_and_cache():
+    # per layer: 1536 × 64 × 128 + 7168 × 128 + 7168 × 64 = 12,582,912 + 917,504 + 458,752 = 13,959,168
+    assert sizing.indexer_parameters(DEEPSEEK_V32) == 13_959_168
+    # one key of 128 per layer and token: 61 × 128 = 7,808 values
+    assert sizing.indexer_values_per_token(DEEPSEEK_V32, 1) == 7808
+    # a token in BF16 latent: 61 × 576 × 2 = 70,272 bytes; indexer 61 × (128 + 4 (FP32 scale)) = 8,052 bytes
+    assert sizing.kv_bytes(DEEPSEEK_V32, 1, 1, 16) == pytest.approx(78_324)
+    # the indexer key is whole on every rank, as the latent: TP=8 changes nothing
+    assert sizing.kv_bytes(DEEPSEEK_V32, 1, 1, 16, tp=8) == pytest.approx(78_324)
+
+
+def test_layers_kept_in_bf16_raise_the_layer_groups_bits():
+    # 2 of 126 layers kept in BF16, FFN in FP8: 8 × 124/126 + 16 × 2/126 = 8.126984...; attention at 16 stays 16
+    llama_405b = sizing.Architecture(layers=126, hidden_size=16384, attention_heads=128, kv_heads=8, head_dim=128,
+                                     intermediate_size=53248, vocab_size=128256)
+    kept = sizing.with_layers_kept(sizing.Checkpoint(16, 16, 16, 8, 8), llama_405b, 2)
+    assert kept.dense_ffn == pytest.approx(8 + 16 / 126)
+    assert (kept.attention, kept.embedding, kept.output_head) == (16, 16, 16)
+    with pytest.raises(sizing.SizingError, match="has 126"):
+        sizing.with_layers_kept(sizing.Checkpoint.uniform(8), llama_405b, 127)
+
+
+async def test_state_and_cache_functions_through_sql(client):
+    response = await sql(client, "select llm_state_gb(architecture, 1, 1) as state, "
+                                 "llm_cache_gb(architecture, 1000, 1, 16, 1) as cache "
+                                 "from models where slug = 'nemotron-nano-9b-v2'")
+    row = response.json()["rows"][0]
+    # 36,384,768 state values × 2 bytes = 0.072769536 GB; plus 1,000 tokens × 8,192 values × 2 bytes = 0.016384 GB
+    assert row["state"] == gb(0.072769536)
+    assert row["cache"] == gb(0.072769536 + 0.016384)
