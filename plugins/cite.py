@@ -133,10 +133,11 @@ def value_rows(values, citation_url):
             title += ' <small class="label untitled">title not known</small>'
 
         note = f"<br><small>{escape(c['note'])}</small>" if c["note"] else ""
-        return (f"<tr><td><code>{escape(c['what'])}</code></td><td>{escape(c['as_written'] or '')}</td>"
-                f"<td>{title} <small>({escape(c['publisher'])})</small></td>"
-                f"<td>{escape(c['kind'])}<br><small class=\"tier\">{escape(c['tier'])}</small></td>"
-                f"<td><a href=\"{escape(citation_url(c['slug']))}\">{escape(c['slug'])}</a>{note}</td></tr>\n")
+        return (f"<tr><td data-label=\"Value\"><code>{escape(c['what'])}</code></td>"
+                f"<td data-label=\"As written\">{escape(c['as_written'] or '')}</td>"
+                f"<td data-label=\"Source\">{title} <small>({escape(c['publisher'])})</small></td>"
+                f"<td data-label=\"Kind\">{escape(c['kind'])}<br><small class=\"tier\">{escape(c['tier'])}</small></td>"
+                f"<td data-label=\"Citation\"><a href=\"{escape(citation_url(c['slug']))}\">{escape(c['slug'])}</a>{note}</td></tr>\n")
     return Markup("".join(row(c) for c in values))
 
 

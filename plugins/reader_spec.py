@@ -51,6 +51,18 @@ LABELS = {
 LINKED = {"vendor": "vendors", "interconnect": "interconnects", "host_interface": "interconnects",
           "system": "accelerators"}
 PEERS = 4
+# The key figures shown first (a phone's first screen): fields, then dense matrix throughput per family.
+GLANCE_FIELDS = ("memory_gb", "memory_bandwidth_gbs", "tdp_w")
+GLANCE_PRECISIONS = (("Dense BF16/FP16", ("bf16", "fp16")), ("Dense FP8", ("fp8", "fp8-e4m3", "fp8-e5m2")),
+                     ("Dense FP4", ("nvfp4", "mxfp4", "fp4", "fp4-e2m1")))
+
+
+@dataclass(frozen=True)
+class Glance:
+    """One key figure at the top of the sheet, linking to its full value below."""
+    label: str
+    text: str
+    anchor: str
 
 
 @dataclass
@@ -94,6 +106,7 @@ class Sheet:
     offers: list
     articles: list
     peers: list
+    glance: list                  # [Glance]
     compare_url: str
     release: str
     note: str | None = None
@@ -130,7 +143,7 @@ SQL = {
     "articles": """select a.slug, a.label, a.title, a.language, a.site, a.published from article_accelerators aa
                    join articles a on a.slug = aa.article where aa.accelerator = :slug
                    order by a.published is null, a.published desc, a.slug""",
-    "candidates": """select slug, name, memory_gb, memory_bandwidth_gbs from accelerators
+    "candidates": """select slug, name, family, device_class, memory_gb, memory_bandwidth_gbs from accelerators
                      where scope = (select scope from accelerators where slug = :slug) and slug <> :slug
                        and memory_gb > 0 and memory_bandwidth_gbs > 0""",
     "release": "select data_release from release",
@@ -147,15 +160,18 @@ def read_sheet_rows(conn, slug):
 
 
 def nearest_peers(row, candidates, count=PEERS):
-    """The accelerators of the same scope closest in memory and bandwidth (log distance: 80 GB vs
-    96 GB is as near as 8 GB vs 9.6 GB), the peers a reader compares it with first."""
+    """The peers a reader compares it with first: its own family, then its class, then the others of the
+    same scope; within each, the closest in memory and bandwidth (log distance: 80 GB vs 96 GB is as
+    near as 8 GB vs 9.6 GB)."""
     if not row["memory_gb"] or not row["memory_bandwidth_gbs"]:
         return []
 
-    def distance(other):
-        return math.hypot(math.log(other["memory_gb"] / row["memory_gb"]),
-                          math.log(other["memory_bandwidth_gbs"] / row["memory_bandwidth_gbs"]))
-    return sorted(candidates, key=lambda other: (distance(other), other["slug"]))[:count]
+    def rank(other):
+        distance = math.hypot(math.log(other["memory_gb"] / row["memory_gb"]),
+                              math.log(other["memory_bandwidth_gbs"] / row["memory_bandwidth_gbs"]))
+        return (other["family"] != row["family"] or row["family"] is None,
+                other["device_class"] != row["device_class"], distance, other["slug"])
+    return sorted(candidates, key=rank)[:count]
 
 
 def value_cite(site, value, permalink, release, accessed):
@@ -248,15 +264,26 @@ class SheetBuilder:
         order = {p: i for i, p in enumerate(DENSE_PRECISIONS)}
         return sorted(rows.values(), key=lambda r: (r.unit == "TOPS", order.get(r.precision, 99), r.engine))
 
+    def glance(self, compute):
+        figures = [Glance(LABELS[name], shown(name, self.row[name]), name)
+                   for name in GLANCE_FIELDS if self.row.get(name) is not None]
+        for label, precisions in GLANCE_PRECISIONS:
+            dense = next((r.dense for p in precisions for r in compute
+                          if r.precision == p and r.engine == "matrix" and r.dense), None)
+            if dense:
+                figures.append(Glance(label, dense.text, dense.field))
+        return figures
+
     def build(self):
         row = self.row
+        compute = self.compute()
         peers = nearest_peers(row, self.data["candidates"])
         ids = ",".join([row["slug"], *(p["slug"] for p in peers)])
         return Sheet(
             slug=row["slug"], name=row["name"],
             identity=[v for v in map(self.field_value, IDENTITY) if v],
             sections=[(sid, title, [v for v in map(self.field_value, names) if v]) for sid, title, names in SECTIONS],
-            compute=self.compute(), formats=self.data["formats"], prices=self.data["prices"],
+            compute=compute, glance=self.glance(compute), formats=self.data["formats"], prices=self.data["prices"],
             offers=self.data["offers"], articles=[article_shown(a) for a in self.data["articles"]],
             peers=[{**p, "href": self.row_url("accelerators", p["slug"]),
                     "compare": self.datasette.urls.path(f"/-/compare?ids={row['slug']},{p['slug']}")} for p in peers],

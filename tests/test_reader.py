@@ -52,11 +52,23 @@ def test_an_unreadable_context_is_refused(text):
 
 
 def test_nearest_peers_are_the_closest_in_memory_and_bandwidth():
-    row = {"slug": "x", "memory_gb": 80, "memory_bandwidth_gbs": 3000}
-    candidates = [{"slug": "far", "memory_gb": 8, "memory_bandwidth_gbs": 300},
-                  {"slug": "near", "memory_gb": 96, "memory_bandwidth_gbs": 3300},
-                  {"slug": "middle", "memory_gb": 192, "memory_bandwidth_gbs": 8000}]
+    row = {"slug": "x", "family": "f", "device_class": "gpu", "memory_gb": 80, "memory_bandwidth_gbs": 3000}
+    candidates = [{"slug": "far", "family": "f", "device_class": "gpu", "memory_gb": 8, "memory_bandwidth_gbs": 300},
+                  {"slug": "near", "family": "f", "device_class": "gpu", "memory_gb": 96, "memory_bandwidth_gbs": 3300},
+                  {"slug": "middle", "family": "f", "device_class": "gpu", "memory_gb": 192, "memory_bandwidth_gbs": 8000}]
     assert [p["slug"] for p in nearest_peers(row, candidates, count=2)] == ["near", "middle"]
+
+
+def test_peers_of_the_same_family_then_class_come_before_closer_strangers():
+    row = {"slug": "h200", "family": "Hopper", "device_class": "datacenter-gpu", "memory_gb": 141,
+           "memory_bandwidth_gbs": 4800}
+    candidates = [
+        {"slug": "twin", "family": "Other", "device_class": "ai-asic", "memory_gb": 141, "memory_bandwidth_gbs": 4800},
+        {"slug": "cousin", "family": "Blackwell", "device_class": "datacenter-gpu", "memory_gb": 180,
+         "memory_bandwidth_gbs": 8000},
+        {"slug": "h100", "family": "Hopper", "device_class": "datacenter-gpu", "memory_gb": 80,
+         "memory_bandwidth_gbs": 3350}]
+    assert [p["slug"] for p in nearest_peers(row, candidates)] == ["h100", "cousin", "twin"]
 
 
 def test_ranking_puts_native_fits_first_then_the_fastest():
