@@ -20,7 +20,7 @@ from .build import (
 )
 from .paths import DEFAULT_DATA, DEFAULT_DB, ROOT
 from .problems import DataError, printable, report_lines
-from .report import coverage, format_report
+from .report import coverage, format_prices, format_report, price_coverage
 from .site import DEFAULT_SITE_URL, checked_site_url
 
 
@@ -173,7 +173,7 @@ def publish(data_dir, db_path, out, cache_ttl, site_url):
 def report(db_path):
     """Rows per vendor and device class, and the source tier of each core value."""
     with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
-        for line in format_report(coverage(conn)):
+        for line in format_report(coverage(conn)) + format_prices(price_coverage(conn)):
             click.echo(line)
 
 

@@ -257,8 +257,9 @@ TABLES = (
               "launch-list price in USD (prices table; the earliest when several), where one exists.", unit="USD"),
         Field("launch_price_derived", "bool", "Whether launch_price_usd is a system or kit price divided by the "
               "devices it holds (derived), not a per-device list price."),
-        Field("cheapest_gpu_hour_usd", "number", "Cheapest current on-demand price per accelerator-hour in USD "
-              "(cloud_offers), where any current offer in USD exists."),
+        Field("cheapest_gpu_hour_usd", "quantity", "Cheapest current on-demand price per accelerator-hour in USD "
+              "(cloud_offers: the instance's hourly price divided by its accelerators), where any current offer in "
+              "USD exists.", unit="USD/h"),
         Field("fp4_formats", "list", "4-bit floating-point formats supported natively (JSON array: nvfp4, mxfp4, or fp4 "
               "when a source says FP4 without naming the format), from format_support and FP4 throughput rows.", facet=True),
         Field("native_fp8", "enum", "Native FP8 hardware: yes (a cited supported FP8 format or FP8 throughput figure), "
