@@ -193,9 +193,11 @@ def import_skypilot(catalog, commit, version, data_dir):
     of files read one by one with a read.yml giving each file's commit and read date."""
     from . import skypilot
     files = skypilot.from_git(catalog, commit, version) if commit else skypilot.from_folder(catalog)
-    written, unmapped = skypilot.import_files(data_dir, files, skypilot.provider_names(data_dir))
-    for path in written:
+    result = skypilot.import_files(data_dir, files, skypilot.provider_names(data_dir))
+    for path in result.written:
         click.echo(f"wrote {display_path(path)}")
-    for provider, names in sorted(unmapped.items()):
+    for provider, names in sorted(result.unmapped.items()):
         click.echo(f"{provider}: no alias row for {', '.join(names)} (rows not imported)", err=True)
+    for provider in result.unknown_providers:
+        click.echo(f"{provider}: no providers row (file not imported)", err=True)
 

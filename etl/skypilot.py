@@ -229,12 +229,20 @@ def write_snapshot(data_dir: Path, result: Import, provider_name: str) -> Path |
     return path
 
 
-def import_files(data_dir: Path, files: Iterable[CatalogFile], provider_names: dict) -> tuple[list, dict]:
-    """Write a snapshot file per catalog file whose provider is known; ([paths written], {provider: unmapped names})."""
-    table, written, unmapped = alias_table(data_dir), [], {}
+class Imported(NamedTuple):
+    """What an import wrote, and what it left out."""
+
+    written: list            # paths of the snapshot files written
+    unmapped: dict           # {provider: catalog names with no alias row}
+    unknown_providers: list  # catalog providers with no providers row
+
+
+def import_files(data_dir: Path, files: Iterable[CatalogFile], provider_names: dict) -> Imported:
+    """Write a snapshot file per catalog file whose provider has a providers row."""
+    table, written, unmapped, unknown = alias_table(data_dir), [], {}, []
     for file in files:
         if file.provider not in provider_names:
-            unmapped.setdefault(file.provider, []).append("(provider not in providers)")
+            unknown.append(file.provider)
             continue
         result = read_offers(file, table)
         if result.unmapped:
@@ -242,7 +250,7 @@ def import_files(data_dir: Path, files: Iterable[CatalogFile], provider_names: d
         path = write_snapshot(data_dir, result, provider_names[file.provider])
         if path:
             written.append(path)
-    return written, unmapped
+    return Imported(written, unmapped, unknown)
 
 
 def provider_names(data_dir: Path) -> dict:
