@@ -32,7 +32,7 @@ COLUMNS = (
     ("name", "Accelerator"), ("vendor", "Vendor"), ("device_class", "Class"), ("memory_gb", "Memory (GB)"),
     ("memory_type", "Memory type"), ("memory_bandwidth_gbs", "Bandwidth (GB/s)"), ("tdp_w", "Power (W)"),
     ("native_fp8", "FP8"), ("native_fp4", "FP4"), ("fp4_formats", "FP4 formats"),
-    ("launch_price_usd", "List price (USD)"), ("cheapest_gpu_hour_usd", "Cloud from (USD per GPU-hour)"),
+    ("launch_price_usd", "List price (USD)"), ("cheapest_gpu_hour_usd", "Cloud (USD/GPU-h)"),
     ("note", "Note"),
 )
 FACET_TITLES = {"vendor": "Vendor", "device_class": "Class", "memory_type": "Memory type",
