@@ -20,7 +20,7 @@ from .build import (
 )
 from .paths import DEFAULT_DATA, DEFAULT_DB, ROOT
 from .problems import DataError, printable, report_lines
-from .report import coverage, format_report
+from .report import coverage, format_prices, format_report, price_coverage
 from .site import DEFAULT_SITE_URL, checked_site_url
 
 
@@ -173,5 +173,31 @@ def publish(data_dir, db_path, out, cache_ttl, site_url):
 def report(db_path):
     """Rows per vendor and device class, and the source tier of each core value."""
     with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
-        for line in format_report(coverage(conn)):
+        for line in format_report(coverage(conn)) + format_prices(price_coverage(conn)):
             click.echo(line)
+
+
+@cli.group("import")
+def import_():
+    """Write data files from an outside dataset."""
+
+
+@import_.command("skypilot")
+@click.argument("catalog", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--commit", help="Commit to read, when CATALOG is a git directory of skypilot-org/skypilot-catalog.")
+@click.option("--version", "version", default="v8", show_default=True, help="Catalog version folder (catalogs/VERSION).")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
+              show_default="data/", help="Folder of YAML data files to write into.")
+def import_skypilot(catalog, commit, version, data_dir):
+    """Cloud offers from SkyPilot's catalog: a git directory at --commit (dated by the commit), or a folder
+    of files read one by one with a read.yml giving each file's commit and read date."""
+    from . import skypilot
+    files = skypilot.from_git(catalog, commit, version) if commit else skypilot.from_folder(catalog)
+    result = skypilot.import_files(data_dir, files, skypilot.provider_names(data_dir))
+    for path in result.written:
+        click.echo(f"wrote {display_path(path)}")
+    for provider, names in sorted(result.unmapped.items()):
+        click.echo(f"{provider}: no alias row for {', '.join(names)} (rows not imported)", err=True)
+    for provider in result.unknown_providers:
+        click.echo(f"{provider}: no providers row (file not imported)", err=True)
+

@@ -109,3 +109,48 @@ def format_report(groups):
     legend = "tiers: " + ", ".join(f"{abbr} = {tier}" for tier, abbr in TIER_ABBREVIATIONS.items())
     return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
             for row in [header, *lines]] + [legend]
+
+
+@dataclass(frozen=True)
+class PriceCoverage:
+    """How much of the price measure the database holds."""
+
+    launch_priced: int             # accelerators with a launch price
+    offered: int                   # accelerators with a current offer
+    providers: int                 # providers with a current offer
+    offers: dict                   # provider -> (current offers, every offer, snapshots)
+    unmapped: list                 # (dataset, name, note) of catalog names that map to no accelerator
+    oldest_current: tuple | None   # (observed, date basis, provider, offer slug) of the oldest current offer
+
+
+def price_coverage(conn: sqlite3.Connection) -> PriceCoverage:
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    offers = {provider: (current, total, snapshots) for provider, current, total, snapshots in conn.execute(
+        "select provider, sum(current), count(*), count(distinct snapshot) from cloud_offers group by provider order by provider")}
+    unmapped = [tuple(r) for r in conn.execute(
+        "select dataset, name, note from accelerator_aliases where accelerator is null and dataset <> 'epoch-ai' "
+        "order by dataset, name")]
+    oldest = conn.execute("select observed, date_basis, provider, slug from cloud_offers where current "
+                          "order by observed, slug limit 1").fetchone()
+    return PriceCoverage(
+        launch_priced=one("select count(*) from accelerators where launch_price_usd is not null"),
+        offered=one("select count(distinct accelerator) from cloud_offers where current"),
+        providers=one("select count(distinct provider) from cloud_offers where current"),
+        offers=offers, unmapped=unmapped, oldest_current=tuple(oldest) if oldest else None)
+
+
+def format_prices(prices: PriceCoverage) -> list[str]:
+    """The prices section of the report as text lines."""
+    lines = ["", "prices",
+             f"accelerators with a launch price: {prices.launch_priced}",
+             f"accelerators with a current offer: {prices.offered}",
+             f"providers with a current offer: {prices.providers}",
+             "offers per provider (current / all, snapshots):"]
+    lines += [f"  {provider}: {current} / {total}, {snapshots}" for provider, (current, total, snapshots)
+              in prices.offers.items()]
+    if prices.oldest_current:
+        observed, basis, provider, slug = prices.oldest_current
+        lines.append(f"oldest observation shown as current: {observed} ({basis or 'date basis not recorded'}), {provider}, {slug}")
+    lines.append(f"catalog names that map to no accelerator: {len(prices.unmapped)}")
+    lines += [f"  {dataset}: {name}" + (f" ({note})" if note else "") for dataset, name, note in prices.unmapped]
+    return lines

@@ -39,6 +39,8 @@ SCOPES = ("device", "chip", "superchip", "module", "system")
 ENGINES = ("matrix", "vector")
 MEMORY_TYPES = ("HBM2", "HBM2E", "HBM3", "HBM3E", "HBM4", "HBM4E", "GDDR6", "GDDR6X", "GDDR7",
                 "LPDDR4X", "LPDDR5", "LPDDR5X", "LPDDR6", "DDR4", "DDR5", "SRAM")
+# How an offer's date was established (cloud_offers.date_basis).
+DATE_BASES = ("observed", "read")
 # Derived capability: `no` needs an explicit cited `supported: false`; unknown is not no.
 CAPABILITY = ("yes", "no", "unknown")
 
@@ -247,11 +249,17 @@ TABLES = (
         Field("interconnect", "ref", "Main accelerator-to-accelerator link.", ref="interconnects", facet=True),
         Field("interconnect_gbs", "quantity", "Interconnect bandwidth per row scope, both directions added (bidirectional).", unit="GB/s"),
         Field("host_interface", "ref", "Link to the host (an interconnects row of kind host), where stated.", ref="interconnects"),
-        Field("launch_price_usd", "quantity", "Vendor list price at launch, where one exists.", unit="USD"),
         source(), note(),
     ), label="name", cited=True, sort_desc="memory_bandwidth_gbs", search=("name", "slug", "family", "architecture"),
         page_facets=("vendor", "device_class", "memory_type", "native_fp8", "native_fp4"),
         derived=(
+        Field("launch_price_usd", "quantity", "Derived, never authored: the per-device amount of the accelerator's "
+              "launch-list price in USD (prices table; the earliest when several), where one exists.", unit="USD"),
+        Field("launch_price_derived", "bool", "Whether launch_price_usd is a system or kit price divided by the "
+              "devices it holds (derived), not a per-device list price."),
+        Field("cheapest_gpu_hour_usd", "quantity", "Cheapest current on-demand price per accelerator-hour in USD "
+              "(cloud_offers: the instance's hourly price divided by its accelerators), where any current offer in "
+              "USD exists.", unit="USD/h"),
         Field("fp4_formats", "list", "4-bit floating-point formats supported natively (JSON array: nvfp4, mxfp4, or fp4 "
               "when a source says FP4 without naming the format), from format_support and FP4 throughput rows.", facet=True),
         Field("native_fp8", "enum", "Native FP8 hardware: yes (a cited supported FP8 format or FP8 throughput figure), "
@@ -311,22 +319,34 @@ TABLES = (
         Field("observed", "date", "Date the price was stated or observed.", required=True),
         Field("region", "text", "Market the price applies to.", facet=True),
         source(), note(),
-    ), cited=True, sort_desc="observed"),
+    ), cited=True, sort_desc="observed",
+        derived=(Field("per_device_amount", "number", "amount / devices, in `currency`: the share of one accelerator "
+                       "(derived where the price covers a system or kit)."),)),
     Table("cloud_offers", "Hourly rental offers, with currency, VAT and the date observed.", (
         slug(), Field("provider", "ref", "Cloud provider.", required=True, ref="providers", facet=True),
         Field("instance", "text", "Instance name as the provider gives it.", required=True),
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
         Field("gpu_count", "int", "Accelerators in the instance.", required=True, minimum=1),
-        Field("price_per_hour", "number", "Price of the whole instance per hour, in `currency`.", required=True),
+        Field("price_per_hour", "number", "On-demand price of the whole instance per hour, in `currency` (null when "
+              "the catalog lists only a spot price).", ),
+        Field("spot_price_per_hour", "number", "Spot (preemptible) price of the whole instance per hour, in `currency`."),
         Field("currency", "enum", "ISO 4217 currency.", required=True, choices=("USD", "EUR", "GBP"), facet=True),
         Field("vat_included", "bool", "Whether the price includes VAT (null when the page does not say)."),
         Field("billing", "enum", "Billing granularity.", choices=("per-second", "per-minute", "per-hour", "monthly"), facet=True),
         Field("region", "text", "Region or zone.", facet=True),
         Field("country", "text", "Country of the region (ISO 3166 code).", facet=True),
-        Field("observed", "date", "Date the offer was observed.", required=True),
+        Field("observed", "date", "Date the offer was observed: the date the page or catalog commit states, or the "
+              "date it was read (see `date_basis`); never a guessed date.", required=True),
+        Field("date_basis", "enum", "observed: `observed` is the date the page or catalog commit states; read: the "
+              "date the page or file was read, the only date known.", choices=DATE_BASES, facet=True),
+        Field("snapshot", "text", "The dated snapshot the offer belongs to, for offers imported from a catalog: "
+              "`<catalog>@<commit>` (the offers of one provider and snapshot are read together).", facet=True),
         source(), note(),
-    ), cited=True, sort="price_per_hour",
-        derived=(Field("price_per_gpu_hour", "number", "price_per_hour / gpu_count, in `currency`."),)),
+    ), cited=True, sort="price_per_gpu_hour", one_of=("price_per_hour", "spot_price_per_hour"),
+        derived=(Field("price_per_gpu_hour", "number", "price_per_hour / gpu_count, in `currency`."),
+                 Field("spot_price_per_gpu_hour", "number", "spot_price_per_hour / gpu_count, in `currency`."),
+                 Field("current", "bool", "Whether the offer is current: it belongs to its provider's latest "
+                       "snapshot (offers entered without a snapshot are current)."))),
     Table("models", "LLMs the articles discuss, with what their config files state: the figures sizing needs.", (
         slug(), Field("name", "text", "Model name.", required=True),
         Field("organization", "text", "Who released it.", facet=True),

@@ -66,8 +66,18 @@ def add_article_columns(article):
     article["topic_tags"] = sorted(set(article["topics"] or []))
 
 
+def per_device(amount, devices):
+    """An amount shared by `devices` accelerators, per accelerator (None stays None)."""
+    return None if amount is None else round(amount / (devices or 1), 6)
+
+
 def add_price_per_gpu_hour(offer):
-    offer["price_per_gpu_hour"] = round(offer["price_per_hour"] / offer["gpu_count"], 6)
+    offer["price_per_gpu_hour"] = per_device(offer["price_per_hour"], offer["gpu_count"])
+    offer["spot_price_per_gpu_hour"] = per_device(offer["spot_price_per_hour"], offer["gpu_count"])
+
+
+def add_per_device_amount(price):
+    price["per_device_amount"] = per_device(price["amount"], price["devices"])
 
 
 def add_model_parameters(model):
@@ -92,7 +102,7 @@ def add_memory_gb(row):
 
 
 ROW_COLUMNS = {"sources": add_source_columns, "articles": add_article_columns, "cloud_offers": add_price_per_gpu_hour,
-               "models": add_model_parameters, "runtime_memory": add_memory_gb}
+               "prices": add_per_device_amount, "models": add_model_parameters, "runtime_memory": add_memory_gb}
 ARCHITECTURE_FIELDS = {f for f in sizing.Architecture.__dataclass_fields__} | {"vision_params_b"}
 
 
@@ -279,6 +289,63 @@ def checkpoint_columns(checkpoints, models, number_formats):
         yield CheckpointColumns(checkpoint["slug"], to_json(vars(groups)), to_json(formats), round(size, 3))
 
 
+class LaunchPrice(NamedTuple):
+    """The launch price an accelerator row shows, from its prices rows."""
+
+    accelerator: str
+    amount: float   # per device, USD
+    derived: bool   # a system or kit price divided by its devices
+
+
+def launch_prices(prices):
+    """The LaunchPrice of every accelerator with a launch-list price in USD, from prices records
+    (accelerator, kind, currency, observed, slug, per_device_amount, scope, devices) in
+    (accelerator, observed, slug) order: the earliest such row, as a later row never replaces the launch price."""
+    seen = set()
+    for row in prices:
+        if row["kind"] != "launch-list" or row["currency"] != "USD" or row["accelerator"] in seen:
+            continue
+        seen.add(row["accelerator"])
+        derived = row["scope"] == "system" or (row["devices"] or 1) > 1
+        yield LaunchPrice(row["accelerator"], row["per_device_amount"], derived)
+
+
+def current_offers(offers):
+    """(offer slug, 1 or 0) for offers records (slug, provider, snapshot, observed): an offer is current
+    when it has no snapshot or belongs to a snapshot of its provider's latest snapshot date."""
+    offers = list(offers)
+    latest = {}
+    for offer in offers:
+        if offer["snapshot"] is not None:
+            latest[offer["provider"]] = max(latest.get(offer["provider"], ""), offer["observed"])
+    for offer in offers:
+        yield offer["slug"], int(offer["snapshot"] is None or offer["observed"] == latest[offer["provider"]])
+
+
+def cheapest_gpu_hours(offers, current):
+    """(accelerator, cheapest on-demand USD price per accelerator-hour) over the current offers, from
+    records (slug, accelerator, price_per_gpu_hour, currency) and {slug: 1 when current}."""
+    best = {}
+    for offer in offers:
+        price = offer["price_per_gpu_hour"]
+        if current[offer["slug"]] and offer["currency"] == "USD" and price is not None:
+            best[offer["accelerator"]] = min(best.get(offer["accelerator"], price), price)
+    return best.items()
+
+
+def price_columns(stage):
+    """The launch price of every accelerator, the current offers, and the cheapest current offer."""
+    prices = list(launch_prices(stage.select(
+        "prices", ("accelerator", "kind", "currency", "observed", "slug", "per_device_amount", "scope", "devices"),
+        order_by=("accelerator", "observed", "slug"))))
+    stage.set_column("accelerators", "launch_price_usd", ((p.accelerator, p.amount) for p in prices))
+    stage.set_column("accelerators", "launch_price_derived", ((p.accelerator, int(p.derived)) for p in prices))
+    current = dict(current_offers(stage.select("cloud_offers", ("slug", "provider", "snapshot", "observed"))))
+    stage.set_column("cloud_offers", "current", current.items())
+    offers = stage.select("cloud_offers", ("slug", "accelerator", "price_per_gpu_hour", "currency"))
+    stage.set_column("accelerators", "cheapest_gpu_hour_usd", cheapest_gpu_hours(offers, current))
+
+
 def cross_file_columns(stage):
     """Set the columns that depend on rows of other files, once every file is staged in `stage` (a load.StagingDatabase)."""
     articles = stage.select("articles", ("translation_key", "slug", "language"), order_by=("translation_key", "slug"))
@@ -293,6 +360,7 @@ def cross_file_columns(stage):
     claims = list(format_claims(stage.select("format_support", ("accelerator", "format", "supported")),
                                 stage.select("throughput", ("accelerator", "precision"))))
     stage.set_column("accelerators", "fp4_formats", fp4_formats(accelerators, claims, family))
+    price_columns(stage)
     for column, precision_family in CAPABILITY_FAMILIES.items():
         stage.set_column("accelerators", column, capability(accelerators, claims, family, precision_family))
     sources = list(stage.select("sources", ("slug", "tier", "article")))

@@ -22,11 +22,11 @@ from etl.schema import AUTHORED, ENGINES, TABLES_BY_NAME
 
 MIN_IDS, MAX_IDS = 2, 8
 MAX_IDS_CHARS = 800            # refused before any work: longer than 8 real slugs can be
-NOT_SPECS = {"slug", "name", "source", "note"}   # identity and provenance, shown elsewhere
+NOT_SPECS = {"slug", "name", "source", "note", "launch_price_derived"}   # identity and provenance, shown elsewhere
 # Best = highest, except for what the buyer pays in money and in power, where the
 # lowest is marked. A lower-power part is usually a slower one: the per-watt and
 # per-dollar rows below weigh the two together.
-LOWER_IS_BETTER = {"tdp_w", "launch_price_usd"}
+LOWER_IS_BETTER = {"tdp_w", "launch_price_usd", "cheapest_gpu_hour_usd"}
 # Ratios of two cited values, computed in the query (division by zero gives NULL).
 DERIVED = (
     ("memory_bandwidth_gbs_per_w", "GB/s per W", "Memory bandwidth per watt of board power (derived).",

@@ -16,6 +16,7 @@ table's rows), with the same headers and cells (templates/_reader_accelerator_ro
 
 import json
 from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from datasette import hookimpl
@@ -31,17 +32,62 @@ COLUMNS = (
     ("name", "Accelerator"), ("vendor", "Vendor"), ("device_class", "Class"), ("memory_gb", "Memory (GB)"),
     ("memory_type", "Memory type"), ("memory_bandwidth_gbs", "Bandwidth (GB/s)"), ("tdp_w", "Power (W)"),
     ("native_fp8", "FP8"), ("native_fp4", "FP4"), ("fp4_formats", "FP4 formats"),
-    ("launch_price_usd", "List price (USD)"), ("note", "Note"),
+    ("launch_price_usd", "List price (USD)"), ("cheapest_gpu_hour_usd", "Cloud (USD/GPU-h)"),
+    ("note", "Note"),
 )
 FACET_TITLES = {"vendor": "Vendor", "device_class": "Class", "memory_type": "Memory type",
                 "native_fp8": "Native FP8", "native_fp4": "Native FP4"}
 # The table's page facets (etl/schema.py), the same on this page and on Datasette's table.
 FACETS = tuple((column, FACET_TITLES[column]) for column in TABLES_BY_NAME["accelerators"].page_facets)
-SORTS = (("memory_bandwidth_gbs", "bandwidth"), ("memory_gb", "memory"), ("tdp_w", "power"),
-         ("launch_price_usd", "list price"), ("announced", "announcement date"), ("name", "name"))
+
+
+class Sort(NamedTuple):
+    """One choice of the form's "Sorted by": the `_sort_by` value, the column and its direction."""
+
+    key: str
+    column: str
+    descending: bool
+    label: str
+
+
+SORTS = (
+    Sort("memory_bandwidth_gbs", "memory_bandwidth_gbs", True, "bandwidth, highest first"),
+    Sort("memory_gb", "memory_gb", True, "memory, highest first"),
+    Sort("tdp_w", "tdp_w", True, "power, highest first"),
+    Sort("launch_price_usd", "launch_price_usd", False, "list price, lowest first"),
+    Sort("cheapest_gpu_hour_usd", "cheapest_gpu_hour_usd", False, "cloud price per GPU-hour, lowest first"),
+    Sort("announced", "announced", True, "announcement date, latest first"),
+    Sort("name", "name", False, "name"),
+)
+SORT_BY = "_sort_by"  # the form's sort field: this page's own argument, turned into Datasette's
 NOTE_CHARACTERS = 70
 # Arguments of the JSON request that the reader's URL does not carry.
 OWN_ARGUMENTS = {"_shape", "_size", "_col", "_nocol", "_facet"}
+
+
+def datasette_pairs(pairs):
+    """The reader's arguments as Datasette's: `_sort_by` becomes `_sort` or `_sort_desc` (unknown: 400)."""
+    sorts = {sort.key: sort for sort in SORTS}
+    out = []
+    for key, value in pairs:
+        if key != SORT_BY:
+            out.append((key, value))
+        elif value in sorts:
+            out.append(("_sort_desc" if sorts[value].descending else "_sort", sorts[value].column))
+        else:
+            raise ValueError(f"cannot sort by {value!r}: choose one of {', '.join(sorts)}")
+    return out
+
+
+def nulls_last(rows, pairs):
+    """Rows without a value in the ascending sort column moved after the others (SQLite sorts nulls
+    first going up; going down they already come last), and how many there are."""
+    column = dict(pairs).get("_sort") or dict(pairs).get("_sort_desc")
+    if column is None:
+        return rows, 0
+    valued = [row for row in rows if row.get(column) is not None]
+    empty = [row for row in rows if row.get(column) is None]
+    return valued + empty, len(empty)
 
 
 @dataclass
@@ -58,7 +104,7 @@ def reader_pairs(query_string):
 
 
 def json_path(pairs):
-    extra = [("_shape", "objects"), ("_size", "max"), *(("_col", c) for c, _ in COLUMNS)]
+    extra = [("_shape", "objects"), ("_size", "max"), *(("_col", c) for c, _ in COLUMNS), ("_col", "launch_price_derived")]
     return f"/{DATABASE}/accelerators.json?" + urlencode(pairs + extra)
 
 
@@ -91,17 +137,25 @@ async def finder(request, datasette):
     if len(pairs) != len(parse_qsl(request.query_string, keep_blank_values=True)):
         # blank fields of a submitted form: the permalink is the tidy URL
         return Response.redirect(datasette.urls.path(PATH) + ("?" + urlencode(pairs) if pairs else ""))
-    query = pairs  # unsorted: the table's own default, by bandwidth (etl/schema.py sort_desc)
+    try:
+        query = datasette_pairs(pairs)  # unsorted: the table's own default, by bandwidth (etl/schema.py sort_desc)
+    except ValueError as error:
+        context = {"pairs": dict(pairs), "columns": COLUMNS, "sorts": SORTS, "error": str(error)}
+        html = await datasette.render_template("reader_finder.html", context, request=request)
+        return Response.html(html, status=400)
     answer = await datasette.client.get(json_path(query))
     data = answer.json()
     context = {
-        "pairs": dict(query), "columns": COLUMNS, "sorts": SORTS,
+        "pairs": dict(pairs), "columns": COLUMNS, "sorts": SORTS,
         "full_table": datasette.urls.table(DATABASE, "accelerators") + "?" + urlencode([*query, ("_view", "full")]),
         "error": data.get("error") if answer.status_code != 200 else None,
     }
     if context["error"] is None:
-        rows = [{**row, "href": datasette.urls.row(DATABASE, "accelerators", row["slug"])} for row in data["rows"]]
-        context.update(rows=rows, count=data["filtered_table_rows_count"],
+        rows, unpriced = nulls_last(data["rows"], query)
+        rows = [{**row, "href": datasette.urls.row(DATABASE, "accelerators", row["slug"])} for row in rows]
+        sort = next((sort for sort in SORTS if sort.column in (dict(query).get("_sort"), dict(query).get("_sort_desc"))), None)
+        context.update(rows=rows, count=data["filtered_table_rows_count"], without=unpriced,
+                       sort_label=sort.label.split(",")[0] if sort else None,
                        described=data.get("human_description_en"),
                        facets=facets(datasette, data.get("facet_results", {})),
                        compare=datasette.urls.path("/-/compare?ids=" + ",".join(r["slug"] for r in rows[:8])))

@@ -34,7 +34,7 @@ SECTIONS = (
     ("compute", "Compute", ("native_fp8", "native_fp4", "fp4_formats")),
     ("interconnect", "Interconnect", ("interconnect", "interconnect_gbs", "host_interface")),
     ("power", "Power", ("tdp_w",)),
-    ("price", "Price and rental offers", ("launch_price_usd",)),
+    ("price", "Price and rental offers", ("launch_price_usd", "cheapest_gpu_hour_usd")),
 )
 IDENTITY = ("vendor", "device_class", "scope", "status", "announced", "available",
             "family", "architecture", "form_factor", "system")
@@ -43,6 +43,7 @@ LABELS = {
     "memory_bandwidth_gbs": "Memory bandwidth", "native_fp8": "Native FP8", "native_fp4": "Native FP4",
     "fp4_formats": "FP4 formats", "interconnect": "Interconnect", "interconnect_gbs": "Interconnect bandwidth",
     "host_interface": "Host interface", "tdp_w": "Max power", "launch_price_usd": "Launch list price",
+    "cheapest_gpu_hour_usd": "Cheapest cloud offer (USD per GPU-hour)",
     "vendor": "Vendor", "device_class": "Class", "scope": "Scope", "status": "Status", "announced": "Announced",
     "available": "Available", "family": "Family", "architecture": "Architecture", "form_factor": "Form factor",
     "system": "Part of system",
@@ -137,9 +138,18 @@ SQL = {
     "throughput": "select slug, precision, sparsity, engine, tflops from throughput where accelerator = :slug",
     "formats": """select f.format, f.supported, f.slug, n.name from format_support f
                   left join number_formats n on n.slug = f.format where f.accelerator = :slug order by f.format""",
-    "prices": "select slug, kind, amount, currency, observed, region from prices where accelerator = :slug order by observed",
-    "offers": """select slug, provider, instance, gpu_count, price_per_hour, price_per_gpu_hour, currency, billing, observed
-                 from cloud_offers where accelerator = :slug order by price_per_gpu_hour""",
+    "prices": """select p.slug, p.kind, p.amount, p.per_device_amount, p.scope, p.devices, p.currency, p.observed,
+                        p.region, s.tier from prices p left join sources s on s.slug = p.source
+                 where p.accelerator = :slug order by p.kind <> 'launch-list', p.observed""",
+    # The cheapest current on-demand offer of each provider (SQLite takes the other columns from the row of min()).
+    "offers": """select o.slug, o.provider, v.name as provider_name, o.instance, o.region, o.gpu_count, o.price_per_hour,
+                        min(o.price_per_gpu_hour) as price_per_gpu_hour, o.spot_price_per_gpu_hour, o.currency,
+                        o.observed, o.date_basis,
+                        (select count(*) from cloud_offers c where c.accelerator = o.accelerator
+                           and c.provider = o.provider and c.current) as offers
+                 from cloud_offers o join providers v on v.slug = o.provider
+                 where o.accelerator = :slug and o.current and o.price_per_gpu_hour is not null
+                 group by o.provider, o.currency order by o.currency, price_per_gpu_hour""",
     "articles": """select a.slug, a.label, a.title, a.language, a.site, a.published from article_accelerators aa
                    join articles a on a.slug = aa.article where aa.accelerator = :slug
                    order by a.published is null, a.published desc, a.slug""",

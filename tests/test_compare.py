@@ -14,7 +14,7 @@ from etl.schema import AUTHORED
 
 # The page's rule, stated here on its own: the lowest price and power are best,
 # the highest of everything else.
-LOWER_IS_BETTER = {"tdp_w", "launch_price_usd"}
+LOWER_IS_BETTER = {"tdp_w", "launch_price_usd", "cheapest_gpu_hour_usd"}
 QUANTITIES = [f.name for f in AUTHORED["accelerators"].columns if f.kind == "quantity"]
 
 

@@ -106,4 +106,7 @@ def test_report_command_prints_the_real_database(db_path):
     result = CliRunner().invoke(cli, ["report", "--db", str(db_path)])
     assert result.exit_code == 0, result.output
     (count,) = sqlite3.connect(db_path).execute("select count(*) from accelerators").fetchone()
-    assert result.output.splitlines()[-2].split()[:2] == ["all", str(count)]
+    lines = result.output.splitlines()
+    assert lines[lines.index("prices") - 3].split()[:2] == ["all", str(count)]
+    priced = sqlite3.connect(db_path).execute("select count(*) from accelerators where launch_price_usd > 0").fetchone()
+    assert f"accelerators with a launch price: {priced[0]}" in lines

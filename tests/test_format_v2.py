@@ -63,7 +63,6 @@ FILES = {
             interconnect: nvlink-4
             interconnect_gbs: 900 GB/s
             host_interface: pcie-5-x16
-            launch_price_usd: 1999 USD
             source: vendor-h200-datasheet
             note: >-
               Free text.

@@ -266,3 +266,41 @@ def test_search_for_memoire_in_french_lists_links(server, sized):
 def test_dashboard_filters_start_at_all(server, sized):
     page = sized("/-/dashboards/accelerator-landscape", 1400, server)
     assert page.locator("select#vendor option").first.inner_text() == "All"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_finder_sorted_by_cloud_price(server, sized, width):
+    page = sized("/-/accelerators?_sort_by=cheapest_gpu_hour_usd", width, server)
+    page.wait_for_load_state("networkidle")
+    prices = page.locator("tbody td.col-cheapest_gpu_hour_usd").all_inner_texts()
+    shown = [float(p.replace(",", "")) for p in prices if p.strip()]
+    assert shown and shown == sorted(shown), "lowest first"
+    assert all(not p.strip() for p in prices[len(shown):]), "rows without a price come last"
+    assert page.locator(".finder-unpriced").is_visible()
+    assert page.locator("select[name=_sort_by]").input_value() == "cheapest_gpu_hour_usd"
+    assert not own_errors(page)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_spec_sheet_price_section(server, sized, width):
+    page = sized("/computekb/accelerators/nvidia-h100-sxm#section-price", width, server)
+    page.wait_for_load_state("networkidle")
+    offers = page.locator(".offers-table tbody tr")
+    assert offers.count() >= 3, "the cheapest offer of several providers"
+    first = offers.first.inner_text()
+    assert "USD" in first and re.search(r"20\d\d-\d\d-\d\d", first), "a price and its date"
+    assert offers.first.locator("a").is_visible()
+    if width == 390:
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, wider_than_the_screen(page)
+    assert not own_errors(page)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_price_charts_draw(server, sized, width):
+    page = sized("/-/dashboards/accelerator-landscape", width, server, height=1200)
+    page.wait_for_load_state("networkidle")
+    for chart in ("memory-per-dollar", "memory-per-hourly-dollar", "price-over-time"):
+        box = page.locator(f"#chart-{chart} svg, #chart-{chart} canvas").first
+        box.wait_for(state="visible", timeout=15000)
+        box.scroll_into_view_if_needed()
+    assert not own_errors(page)
