@@ -55,10 +55,15 @@ class Field:
     minimum: float | None = None     # inclusive lower bound of ints
     facet: bool = False              # a default facet in Datasette (its index holds the other facet columns)
     cited: bool = False              # a non-numeric value that carries a citation (dates of a product)
+    # A DRAM capacity: the number the vendor prints, whatever its label ("24 GiB" and "24 GB" are both 24),
+    # as DRAM capacities are binary (docs/DATA.md, "The capacity rule"); other prefixes convert within the
+    # label's own base (1 TiB is 1024 of the column's GB).
+    capacity: bool = False
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
         assert (self.kind == "quantity") == (self.unit is not None), self.name
+        assert not self.capacity or self.unit == "GB", self.name
 
 
 @dataclass(frozen=True)
@@ -237,12 +242,13 @@ TABLES = (
               "no source read says.", cited=True),
         Field("available", "date", "Date the product was first available to buy or rent; null when no source read "
               "says. Never before `announced`.", cited=True),
-        Field("memory_gb", "quantity", "Memory per row scope, in decimal GB (10^9 bytes). Written as the vendor prints "
-              "it; GiB are converted by the one rule 1 GiB = 1.073741824 GB, rounded to 2 decimals.", unit="GB"),
+        Field("memory_gb", "quantity", "Memory per row scope, the number the vendor prints, whatever its label: "
+              "24 GiB and 24 GB are both 24 (DRAM capacities are binary; no GiB to GB conversion). What a runtime "
+              "can allocate is the runtime_memory table.", unit="GB", capacity=True),
         Field("memory_type", "enum", "Memory technology, one canonical spelling each.", choices=MEMORY_TYPES, facet=True),
         Field("memory_bandwidth_gbs", "quantity", "Peak memory bandwidth per row scope (read and write share it).", unit="GB/s"),
         Field("addressable_memory_gb", "quantity", "Unified-memory systems: memory the accelerator can address, as the "
-              "vendor states it (same unit rule as memory_gb).", unit="GB"),
+              "vendor states it (the number the vendor prints, as memory_gb).", unit="GB", capacity=True),
         Field("tdp_w", "quantity", "Maximum board or module power per row scope.", unit="W"),
         Field("interconnect", "ref", "Main accelerator-to-accelerator link.", ref="interconnects", facet=True),
         Field("interconnect_gbs", "quantity", "Interconnect bandwidth per row scope, both directions added (bidirectional).", unit="GB/s"),
@@ -533,6 +539,8 @@ STAGED_ROWS = {name: staged_record(name) for name in STAGED}
 globals().update({record.__name__: record for record in STAGED_ROWS.values()})
 LIST_COLUMNS = {t.name: t.list_columns for t in TABLES}
 UNITS = {t.name: t.units for t in TABLES}
+# {table: names of its capacity columns}: the number the vendor prints, GB or GiB alike.
+CAPACITY_COLUMNS = {t.name: frozenset(f.name for f in t.columns if f.capacity) for t in TABLES}
 # {table: {column: unit}} of every column stored in a unit.
 COLUMN_UNITS = {t.name: {f.name: f.unit for f in t.columns if f.unit}
                 for t in TABLES + GENERATED if any(f.unit for f in t.columns)}

@@ -58,12 +58,12 @@ def _calendar_date(value):
     return value
 
 
-def _quantity(unit):
+def _quantity(unit, capacity):
     def convert(value):
         if isinstance(value, (list, dict)):  # to_unit is cached: it takes hashable values only
             raise ValueError(f"expected one quantity such as '80 {unit}', not a {type(value).__name__}")
         try:
-            return to_unit(value, unit)
+            return to_unit(value, unit, capacity)
         except UnitError as error:
             raise ValueError(str(error)) from None
     return convert
@@ -90,7 +90,7 @@ def _field_schema(field):
         return core_schema.float_schema(strict=True, gt=0, allow_inf_nan=False)
     if kind == "quantity":
         return core_schema.no_info_before_validator_function(
-            _quantity(field.unit), core_schema.float_schema(gt=0, allow_inf_nan=False))
+            _quantity(field.unit, field.capacity), core_schema.float_schema(gt=0, allow_inf_nan=False))
     raise AssertionError(kind)
 
 

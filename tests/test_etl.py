@@ -195,13 +195,12 @@ def test_duplicate_slug_across_files_names_both(good):
     assert "duplicate accelerators slug 'acme-x1'" in problems[0] and "first defined at" in problems[0]
 
 
-def test_memory_in_gib_is_converted_by_the_one_rule(good, tmp_path):
-    """1 GiB = 2**30 bytes = 1.073741824 GB, rounded to 2 decimals; the citation keeps what was written."""
+def test_memory_is_the_number_the_vendor_prints_gib_or_gb(good, tmp_path):
+    """DRAM capacities are binary: "192 GiB" is stored as 192, like "192 GB"; the citation keeps what was written."""
     write(good, {"specs/acme-x1.yml": ACCELERATOR.replace("96 GB", "192 GiB")})
     db = tmp_path / "kb.db"
     build_database(good, db)
-    expected = round(192 * 2**30 / 10**9, 2)
-    assert rows(db, "select memory_gb from accelerators") == [(expected,)]
+    assert rows(db, "select memory_gb from accelerators") == [(192.0,)]
     assert rows(db, "select as_written from citations where field = 'memory_gb'") == [("192 GiB",)]
 
 

@@ -121,3 +121,11 @@ async def test_filter_by_memory_sorted_by_bandwidth_is_fully_sourced(client, con
         cited = {c[0] for c in conn.execute(
             "select field from citations where table_name = 'accelerators' and row_slug = ?", (row["slug"],))}
         assert "memory_gb" in cited, row["slug"]
+
+
+@pytest.mark.parametrize("slug, memory", [
+    # both print 24 (AMD "24 GiB" in ROCm's table, NVIDIA "24 GB"): the same capacity, the same value
+    ("amd-radeon-rx-7900-xtx", 24), ("nvidia-rtx-4090", 24), ("amd-radeon-pro-w7900", 48),
+])
+def test_capacity_is_the_number_the_vendor_prints(conn, slug, memory):
+    assert conn.execute("select memory_gb from accelerators where slug = ?", (slug,)).fetchone()[0] == memory
