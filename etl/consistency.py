@@ -4,7 +4,8 @@ Each file yields `Fact`s (a value a rule needs, with where it was written);
 `check` applies every rule once all files are in and returns located problems.
 The rules: sparse figures never below dense ones; a chip's value never above
 its system's, and `system` naming a system row; a host interface that is a host
-link; a value never citing an aggregator, a source never on a forbidden host, a
+link; a value never citing an aggregator, a source (or the mirror it was read
+through) never on a forbidden host, every source cited by something, a
 `retrieved` date never in the future; FP4 claims in the FP4 vocabulary, one
 vocabulary per family, and no figure in a precision its row says is
 unsupported. Facts are small tuples: a file's facts are cached with it, and
@@ -12,9 +13,10 @@ only the facts, not the rows, stay in memory until the end.
 """
 
 import datetime
+import re
 from collections import defaultdict
 from typing import NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from .problems import Problem
 from .schema import UNCITABLE_TIERS
@@ -38,18 +40,49 @@ class Fact(NamedTuple):
     field: str
 
 
+# What a resolver reads as the dot between labels: the full stop, and the ideographic, fullwidth and
+# halfwidth ideographic full stops (U+3002, U+FF0E, U+FF61) that IDNA maps to it.
+FULL_STOPS = re.compile("[.\u3002\uff0e\uff61]")
+
+
+def canonical_host(host):
+    """`host` as a resolver reads it: percent-decoded, without user information, every Unicode full stop
+    a dot, lower-case, without the trailing dot of a fully qualified name, in IDNA (ASCII) form; so no
+    spelling of a forbidden host ("Farm.example.net.", "farm%2Eexample.net", "farm。example.net")
+    escapes the list."""
+    host = unquote(host).rpartition("@")[2].lower()
+    labels = FULL_STOPS.split(host)
+    while labels and not labels[-1]:  # the trailing dot(s) of a fully qualified name
+        labels.pop()
+    try:
+        return ".".join(label.encode("idna").decode("ascii") if label else label for label in labels)
+    except UnicodeError:  # a label IDNA refuses (too long): compared as written
+        return ".".join(labels)
+
+
 def host_of(url):
-    return (urlsplit(url).hostname or "").lower() if url else ""
+    """The canonical host of `url` (user information and port removed); "" without one."""
+    if not url:
+        return ""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:  # a netloc urlsplit refuses (NFKC forms of "@", ":"...): up to the path
+        host = url.split("://", 1)[-1].split("/", 1)[0]
+    return canonical_host(host)
 
 
 def row_facts(row):
     """The facts of one validated row (a `validate.Row`)."""
     v, at = row.values, row.line_of
     if row.table == "sources":
-        return [Fact("source", (v["slug"],), (v["tier"], host_of(v.get("url"))), row.path, at("url"), "url"),
-                Fact("retrieved", (v["slug"],), v["retrieved"], row.path, at("retrieved"), "retrieved")]
+        facts = [Fact("source", (v["slug"],), (v["tier"], host_of(v.get("url"))), row.path, at("url"), "url"),
+                 Fact("retrieved", (v["slug"],), v["retrieved"], row.path, at("retrieved"), "retrieved")]
+        facts.append(Fact("listed_source", (v["slug"],), v.get("article") is not None, row.path, at("slug"), "slug"))
+        if v.get("read_via"):
+            facts.append(Fact("mirror", (v["slug"],), host_of(v["read_via"]), row.path, at("read_via"), "read_via"))
+        return facts
     if row.table == "forbidden_sources":
-        return [Fact("forbidden", (v["host"].lower().strip("."),), v["reason"], row.path, at("host"), "host")]
+        return [Fact("forbidden", (canonical_host(v["host"]),), v["reason"], row.path, at("host"), "host")]
     if row.table == "number_formats":
         return [Fact("format_family", (v["slug"],), v.get("family"), row.path, at("family"), "family")]
     if row.table == "interconnects":
@@ -160,14 +193,36 @@ def citable_sources(facts):
             yield problem(fact, f"cites {fact.key[0]!r}, a source of tier {source.value[0]}: no value may cite an "
                                 "aggregator (name it in a note, and cite the page it reproduces)")
     forbidden = by_key(facts["forbidden"])
-    for source in sources.values():
-        host = source.value[1]
-        parts = host.split(".")
-        for suffix in (".".join(parts[i:]) for i in range(len(parts))):
-            if (suffix,) in forbidden:
-                ban = forbidden[(suffix,)]
-                yield problem(source, f"{host} is on the list of forbidden sources ({where(ban)}): {ban.value}")
-                break
+    hosts = [(source, source.value[1]) for source in sources.values()] + [(m, m.value) for m in facts["mirror"]]
+    for fact, host in hosts:
+        ban = forbidden_entry(host, forbidden)
+        if ban is not None:
+            yield problem(fact, f"{host} is on the list of forbidden sources ({where(ban)}): {ban.value}")
+
+
+def forbidden_entry(host, forbidden):
+    """The forbidden_sources fact of `host` (canonical) or of a domain it is under, or None."""
+    parts = host.split(".")
+    return next((forbidden[(suffix,)] for suffix in (".".join(parts[i:]) for i in range(len(parts)))
+                 if (suffix,) in forbidden), None)
+
+
+def unread_file(path):
+    """The fact that (part of) a file could not be read: what it cites is not known."""
+    return Fact("unread_file", (path,), None, path, 1, "-")
+
+
+def every_source_cited(facts):
+    """A source is cited by something: a value, a price, an offer, a claim, or it is a catalogued article.
+    An uncited source is removed from the data (git keeps its history). Not judged while a file could
+    not be read: its citations are unknown, and its own problem says so."""
+    if facts["unread_file"]:
+        return
+    named = {fact.key for fact in facts["names_source"]} | {fact.key for fact in facts["cites"]}
+    for source in facts["listed_source"]:
+        if source.key not in named and not source.value:
+            yield problem(source, f"source {source.key[0]!r} is cited by no value, price, offer or claim and is no "
+                                  "catalogued article: cite it or remove it (git keeps its history)")
 
 
 def earliest_day(date):
@@ -257,8 +312,8 @@ def translations_tagged_alike(facts):
                                      f"{first.key[1]} ({where(first)}): {list(first.value)}; tag both alike")
 
 
-RULES = (sparse_above_dense, within_system, host_links, citable_sources, fp4_vocabulary, no_figure_where_unsupported,
-         one_alias_per_name, one_article_per_url, translations_tagged_alike)
+RULES = (sparse_above_dense, within_system, host_links, citable_sources, every_source_cited, fp4_vocabulary,
+         no_figure_where_unsupported, one_alias_per_name, one_article_per_url, translations_tagged_alike)
 
 
 def check(facts, today=None):

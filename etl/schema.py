@@ -125,9 +125,14 @@ def source(required=False):
 
 
 TABLES = (
-    Table("sources", "Every page cited anywhere in the knowledge base, with the date it was read.", (
+    Table("sources", "Every page cited anywhere in the knowledge base, with the date it was read. A source that no "
+          "value, price, offer or claim cites, and that is not a catalogued article, is a build error.", (
         slug(),
         Field("url", "url", "Address of the page (null when the source is a catalogued article known only by its listing)."),
+        Field("read_via", "url", "The mirror or copy the page was read through, when it was not read at its own "
+              "address (an archive, a documentation mirror, a repository holding the file). A mirror keeps the "
+              "original author's tier only when it is a verbatim copy of a named vendor document; otherwise the "
+              "source is third-party. The forbidden-host check applies to it as to url."),
         Field("title", "text", "Title exactly as the page gives it; null when the copy read did not show it (the note says so)."),
         Field("publisher", "text", "Who publishes the page.", required=True, facet=True),
         Field("kind", "enum", "What kind of page it is.", required=True, choices=SOURCE_KINDS, facet=True),

@@ -365,7 +365,10 @@ def file_keys(rows, partial, citations):
             else:
                 refs.append((table, value, row.path, line, name, False))
     refs += [("sources", c.source, c.path, c.line, c.field, True) for c in citations if c.explicit]
-    return slugs, refs, consistency.file_facts(rows, citations)
+    # every source named here, by a valid record or a broken one: a source is cited if any record names it
+    named = [consistency.Fact("names_source", (target,), None, path, line, field)
+             for table, target, path, line, field, _ in refs if table == "sources"]
+    return slugs, refs, consistency.file_facts(rows, citations) + named
 
 
 class CrossCheck:
