@@ -111,8 +111,12 @@ def test_validate_reports_every_problem_and_exits_1(good):
 def test_number_without_citation_is_an_error(good):
     write(good, {"specs/acme-x1.yml": ACCELERATOR.replace("    source: vendor-page\n", "")})
     problems = validate_data(good).problems
-    assert {p.field for p in problems} == {"memory_gb", "memory_bandwidth_gbs", "tdp_w"}
-    assert all("without a citation" in p.message for p in problems)
+    numbers = [p for p in problems if p.field != "slug"]
+    assert {p.field for p in numbers} == {"memory_gb", "memory_bandwidth_gbs", "tdp_w"}
+    assert all("without a citation" in p.message for p in numbers)
+    # and the page the record cited is now cited by nothing
+    assert [p.message.split(":")[0] for p in problems if p.field == "slug"] == [
+        "source 'vendor-page' is cited by no value, price, offer or claim and is no catalogued article"]
 
 
 def test_failed_build_leaves_the_previous_database_untouched(good, tmp_path):
