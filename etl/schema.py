@@ -268,6 +268,9 @@ TABLES = (
         Field("native_fp8", "enum", "Native FP8 hardware: yes (a cited supported FP8 format or FP8 throughput figure), "
               "no (a cited `supported: false`), unknown otherwise. Unknown is not no.", choices=CAPABILITY, facet=True),
         Field("native_fp4", "enum", "Native FP4 hardware: yes, no or unknown, as native_fp8.", choices=CAPABILITY, facet=True),
+        Field("fp8_speedup", "number", "Dense FP8 matrix throughput ÷ dense BF16 matrix throughput (the highest "
+              "dense matrix figure of the FP8 family over the bf16 one), rounded to 2 decimals; null when either is "
+              "missing. 1 is native FP8 at the BF16 rate: native, no speed-up."),
         Field("strongest_tier", "enum", "Most authoritative tier among the sources of the row's values, throughput "
               "and format claims.", choices=TIERS),
         Field("weakest_tier", "enum", "Least authoritative tier among the sources of the row's values, throughput "

@@ -210,6 +210,25 @@ def capability(accelerators, claims, family, precision_family):
         yield slug, "yes" if True in said[slug] else "no" if said[slug] else "unknown"
 
 
+# The precision whose dense matrix figure fp8_speedup divides by.
+SPEEDUP_BASE = "bf16"
+
+
+def fp8_speedups(accelerators, figures, family):
+    """(accelerator, dense FP8 ÷ dense BF16 matrix throughput, or None) for every accelerator.
+
+    `figures` gives records of accelerator, precision and tflops of the dense matrix rows. The FP8
+    figure is the highest of the FP8 family (a vendor stating E4M3 and MXFP8 states one rate)."""
+    fp8, base = defaultdict(float), {}
+    for row in figures:
+        if family.get(row["precision"]) == "fp8":
+            fp8[row["accelerator"]] = max(fp8[row["accelerator"]], row["tflops"])
+        elif row["precision"] == SPEEDUP_BASE:
+            base[row["accelerator"]] = row["tflops"]
+    for slug in accelerators:
+        yield slug, round(fp8[slug] / base[slug], 2) if fp8.get(slug) and base.get(slug) else None
+
+
 class TierRange(NamedTuple):
     """The most and the least authoritative tier among the sources of one accelerator."""
 
@@ -295,6 +314,9 @@ def cross_file_columns(stage):
     stage.set_column("accelerators", "fp4_formats", fp4_formats(accelerators, claims, family))
     for column, precision_family in CAPABILITY_FAMILIES.items():
         stage.set_column("accelerators", column, capability(accelerators, claims, family, precision_family))
+    dense_matrix = [row for row in stage.select("throughput", ("accelerator", "precision", "tflops", "sparsity", "engine"))
+                    if row["sparsity"] == "dense" and row["engine"] == "matrix"]
+    stage.set_column("accelerators", "fp8_speedup", fp8_speedups(accelerators, dense_matrix, family))
     sources = list(stage.select("sources", ("slug", "tier", "article")))
     tier_of = {source["slug"]: source["tier"] for source in sources}
     accelerator_of = {(table, row["slug"]): row["accelerator"] for table in ("throughput", "format_support")

@@ -264,7 +264,20 @@ def checkpoint_problems(checkpoint):
             yield f"{group}_format", f"give {group}_format or {group}_bits (the bits of {group.replace('_', ' ')} weights)"
 
 
-ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems}
+# Precision families of formats whose every element is a float with its own exponent.
+FLOAT_ELEMENT_FAMILIES = ("fp8", "fp6", "fp4")
+
+
+def number_format_problems(number_format):
+    """A block floating point format (elements share one exponent and have none of their own, as
+    Tenstorrent's BFP8/BFP4) is a precision of its own, never counted as FP8, FP6 or FP4."""
+    if (number_format.get("kind") == "block-scaled-float" and number_format.get("exponent_bits") == 0
+            and number_format.get("family") in FLOAT_ELEMENT_FAMILIES):
+        yield "family", (f"{number_format['family']!r}: the elements have no exponent of their own (a shared-exponent "
+                         "block format), so it is a family of its own (bfp), not a float family")
+
+
+ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems, "number_formats": number_format_problems}
 
 
 def citations_of(row, written, cited):

@@ -256,3 +256,46 @@ def test_announced_and_available_dates_are_cited(good, tmp_path):
     assert rows(db, "select field, value, as_written, note from citations where field in ('announced', 'available') "
                     "order by field") == [("announced", None, "2025-03", None),
                                           ("available", None, "2025-06-02", "First shipments.")]
+
+
+FORMATS = """
+number_formats:
+  - {slug: bf16, name: BF16, family: bf16, kind: float, bits: 16, source: vendor-page}
+  - {slug: fp8, name: FP8, family: fp8, kind: family, bits: 8, source: vendor-page}
+  - {slug: fp8-e4m3, name: FP8 E4M3, family: fp8, kind: float, bits: 8, source: vendor-page}
+  - {slug: bfp8, name: BFP8, family: bfp, kind: block-scaled-float, bits: 8, exponent_bits: 0, block_size: 16,
+     source: vendor-page}
+"""
+
+
+def test_fp8_speedup_is_dense_fp8_over_dense_bf16_matrix(good, tmp_path):
+    """x1: 1979 ÷ 989.5 = 2 (the E4M3 row, the family's highest, not the sparse or vector ones); x2: FP8 at the
+    BF16 rate is 1, stored and native; x3: a block format is no FP8 and no BF16 means no ratio; x4: no FP8."""
+    write(good, {"specs/formats.yml": FORMATS, "specs/more.yml": """
+        accelerators:
+          - {slug: acme-x2, vendor: acme, name: X2, device_class: tpu-asic, scope: device, source: vendor-page}
+          - {slug: acme-x3, vendor: acme, name: X3, device_class: ai-asic, scope: device, source: vendor-page}
+          - {slug: acme-x4, vendor: acme, name: X4, device_class: ai-asic, scope: device, source: vendor-page}
+        throughput:
+          - {accelerator: acme-x1, precision: bf16, sparsity: dense, engine: matrix, tflops: 989.5 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x1, precision: fp8, sparsity: dense, engine: matrix, tflops: 1500 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x1, precision: fp8-e4m3, sparsity: dense, engine: matrix, tflops: 1979 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x1, precision: fp8, sparsity: sparse-2-4, engine: matrix, tflops: 3958 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x1, precision: fp8, sparsity: dense, engine: vector, tflops: 5000 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x2, precision: bf16, sparsity: dense, engine: matrix, tflops: 459 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x2, precision: fp8, sparsity: dense, engine: matrix, tflops: 459 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x3, precision: bfp8, sparsity: dense, engine: matrix, tflops: 664 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x4, precision: bf16, sparsity: dense, engine: matrix, tflops: 100 TFLOPS, source: vendor-page}
+        """})
+    db = tmp_path / "kb.db"
+    build_database(good, db)
+    assert rows(db, "select slug, fp8_speedup, native_fp8 from accelerators order by slug") == [
+        ("acme-x1", 2.0, "yes"), ("acme-x2", 1.0, "yes"), ("acme-x3", None, "unknown"), ("acme-x4", None, "unknown")]
+    assert rows(db, "select tflops from throughput where accelerator = 'acme-x2' and precision = 'fp8'") == [(459.0,)]
+
+
+def test_a_shared_exponent_block_format_is_never_fp8(good):
+    write(good, {"specs/formats.yml": FORMATS.replace("family: bfp,", "family: fp8,")})
+    assert [str(p) for p in validate_data(good).problems] == [
+        f"{good}/specs/formats.yml:6: family: 'fp8': the elements have no exponent of their own (a shared-exponent "
+        "block format), so it is a family of its own (bfp), not a float family"]
