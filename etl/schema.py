@@ -39,6 +39,8 @@ SCOPES = ("device", "chip", "superchip", "module", "system")
 ENGINES = ("matrix", "vector")
 MEMORY_TYPES = ("HBM2", "HBM2E", "HBM3", "HBM3E", "HBM4", "HBM4E", "GDDR6", "GDDR6X", "GDDR7",
                 "LPDDR4X", "LPDDR5", "LPDDR5X", "LPDDR6", "DDR4", "DDR5", "SRAM")
+# The values compared with an outside dataset (etl/crosscheck.py), in report order.
+CROSSCHECK_FIELDS = ("memory", "bandwidth", "tdp", "bf16-fp16", "fp8", "fp4", "release-date", "price")
 # Derived capability: `no` needs an explicit cited `supported: false`; unknown is not no.
 CAPABILITY = ("yes", "no", "unknown")
 
@@ -439,6 +441,20 @@ TABLES = (
               facet=True),
         note(),
     ), label="name", sort="slug"),
+    Table("crosscheck_notes", "Why a value disagrees with an outside dataset (Epoch AI's hardware dataset): one "
+          "row per accelerator and field that `computekb report --crosscheck` finds more than 3% apart, saying "
+          "which side is wrong and why, with the source that settles it. A disagreement without a row here "
+          "fails the tests; so does a row whose values now agree.", (
+        Field("dataset", "slug", "The outside dataset (epoch-ai).", required=True, facet=True),
+        Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
+        Field("field", "enum", "The compared value.", required=True, choices=CROSSCHECK_FIELDS, facet=True),
+        Field("wrong", "enum", "Which side is wrong: the dataset, the knowledge base (to be fixed), or neither "
+              "(the two count different things: a system against one chip, an estimate against a vendor figure, "
+              "another variant).", required=True, choices=("dataset", "knowledge-base", "neither"), facet=True),
+        Field("source", "ref", "The page that settles it.", required=True, ref="sources"),
+        Field("note", "text", "What each side says and why one is wrong, or what each counts.", required=True),
+    ), slug_from=("dataset", "accelerator", "field"), label="slug", sort="slug",
+        derived=(slug("Derived: dataset-accelerator-field."),)),
     Table("runtime_memory", "Device memory as the runtime sees it (what nvidia-smi or the driver reports), where it "
           "differs from the marketing figure.", (
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
