@@ -448,9 +448,10 @@ TABLES = (
         Field("dataset", "slug", "The outside dataset (epoch-ai).", required=True, facet=True),
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
         Field("field", "enum", "The compared value.", required=True, choices=CROSSCHECK_FIELDS, facet=True),
-        Field("wrong", "enum", "Which side is wrong: the dataset, the knowledge base (to be fixed), or neither "
+        Field("wrong", "enum", "Which side is wrong: the dataset, the knowledge base (to be fixed), neither "
               "(the two count different things: a system against one chip, an estimate against a vendor figure, "
-              "another variant).", required=True, choices=("dataset", "knowledge-base", "neither"), facet=True),
+              "another event), or unsettled (no page read settles it: the note says what was looked for).",
+              required=True, choices=("dataset", "knowledge-base", "neither", "unsettled"), facet=True),
         Field("source", "ref", "The page that settles it.", required=True, ref="sources"),
         Field("note", "text", "What each side says and why one is wrong, or what each counts.", required=True),
     ), slug_from=("dataset", "accelerator", "field"), label="slug", sort="slug",
