@@ -13,6 +13,7 @@ only the facts, not the rows, stay in memory until the end.
 """
 
 import datetime
+import posixpath
 import re
 from collections import defaultdict
 from typing import NamedTuple
@@ -71,18 +72,30 @@ def host_of(url):
     return canonical_host(host)
 
 
+def address_of(url):
+    """(canonical host, canonical path) of `url`: the path percent-decoded, lower-case and normalized
+    ("/A//b/./c" is "/a/b/c"), so an account on a shared host is named one way."""
+    host = host_of(url)
+    try:
+        path = urlsplit(url).path if url else ""
+    except ValueError:
+        path = "/" + url.split("://", 1)[-1].partition("/")[2]
+    return host, posixpath.normpath("/" + unquote(path).lower().lstrip("/"))
+
+
 def row_facts(row):
     """The facts of one validated row (a `validate.Row`)."""
     v, at = row.values, row.line_of
     if row.table == "sources":
-        facts = [Fact("source", (v["slug"],), (v["tier"], host_of(v.get("url"))), row.path, at("url"), "url"),
+        facts = [Fact("source", (v["slug"],), (v["tier"], address_of(v.get("url"))), row.path, at("url"), "url"),
                  Fact("retrieved", (v["slug"],), v["retrieved"], row.path, at("retrieved"), "retrieved")]
         facts.append(Fact("listed_source", (v["slug"],), v.get("article") is not None, row.path, at("slug"), "slug"))
         if v.get("read_via"):
-            facts.append(Fact("mirror", (v["slug"],), host_of(v["read_via"]), row.path, at("read_via"), "read_via"))
+            facts.append(Fact("mirror", (v["slug"],), address_of(v["read_via"]), row.path, at("read_via"), "read_via"))
         return facts
     if row.table == "forbidden_sources":
-        return [Fact("forbidden", (canonical_host(v["host"]),), v["reason"], row.path, at("host"), "host")]
+        path = posixpath.normpath("/" + v["path"].lower().strip("/")) if v.get("path") else ""
+        return [Fact("forbidden", (canonical_host(v["host"]), path), v["reason"], row.path, at("host"), "host")]
     if row.table == "number_formats":
         return [Fact("format_family", (v["slug"],), v.get("family"), row.path, at("family"), "family")]
     if row.table == "interconnects":
@@ -193,18 +206,23 @@ def citable_sources(facts):
             yield problem(fact, f"cites {fact.key[0]!r}, a source of tier {source.value[0]}: no value may cite an "
                                 "aggregator (name it in a note, and cite the page it reproduces)")
     forbidden = by_key(facts["forbidden"])
-    hosts = [(source, source.value[1]) for source in sources.values()] + [(m, m.value) for m in facts["mirror"]]
-    for fact, host in hosts:
-        ban = forbidden_entry(host, forbidden)
+    addresses = [(source, source.value[1]) for source in sources.values()] + [(m, m.value) for m in facts["mirror"]]
+    for fact, (host, path) in addresses:
+        ban = forbidden_entry(host, path, forbidden)
         if ban is not None:
-            yield problem(fact, f"{host} is on the list of forbidden sources ({where(ban)}): {ban.value}")
+            named = host + ban.key[1]
+            yield problem(fact, f"{named} is on the list of forbidden sources ({where(ban)}): {ban.value}")
 
 
-def forbidden_entry(host, forbidden):
-    """The forbidden_sources fact of `host` (canonical) or of a domain it is under, or None."""
+def forbidden_entry(host, path, forbidden):
+    """The forbidden_sources fact that refuses the canonical `host` and `path`, or None: an entry without
+    a path refuses its host and the domains under it, one with a path that path on that host (an account
+    of a shared host such as github.com)."""
     parts = host.split(".")
-    return next((forbidden[(suffix,)] for suffix in (".".join(parts[i:]) for i in range(len(parts)))
-                 if (suffix,) in forbidden), None)
+    whole = next((forbidden[(suffix, "")] for suffix in (".".join(parts[i:]) for i in range(len(parts)))
+                  if (suffix, "") in forbidden), None)
+    return whole or next((ban for (banned, prefix), ban in forbidden.items()
+                          if prefix and banned == host and (path == prefix or path.startswith(prefix + "/"))), None)
 
 
 def unread_file(path):

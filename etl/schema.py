@@ -152,10 +152,12 @@ TABLES = (
         Field("label_derived", "bool", "1 when the label is the address rather than a title."),
     )),
     Table("forbidden_sources", "Hosts that may never be cited: content farms, machine-translated copy sites, pages "
-          "that say they are AI-written, addresses that belong to unrelated content. The build refuses a source on "
-          "one of these hosts or their subdomains.", (
+          "that say they are AI-written, addresses that belong to unrelated content, scraped feeds, seller listings. "
+          "The build refuses a source on one of these hosts, their subdomains or paths, compared canonical.", (
         slug(),
         Field("host", "text", "Host name, lower-case (its subdomains are refused too).", required=True),
+        Field("path", "text", "Path on the host that is refused (an account or repository of a shared host, such "
+              "as /api-evangelist on raw.githubusercontent.com); without it the whole host and its subdomains are."),
         Field("reason", "text", "Why no value may cite it.", required=True),
         note(),
     ), label="host", sort="host"),

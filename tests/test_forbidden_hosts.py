@@ -3,7 +3,7 @@ host is that host (etl/consistency.py). The bad-input cases forbidden-host-* che
 
 import pytest
 
-from etl.consistency import canonical_host, host_of
+from etl.consistency import address_of, canonical_host, host_of
 
 
 @pytest.mark.parametrize("url, host", [
@@ -25,3 +25,13 @@ def test_host_of_gives_the_canonical_host(url, host):
 def test_a_forbidden_list_entry_is_canonical_too():
     assert canonical_host("Farm.Example.NET.") == "farm.example.net"
     assert canonical_host("B\u00dcCHER\u3002example") == "xn--bcher-kva.example"
+
+
+@pytest.mark.parametrize("url, address", [
+    ("https://github.com/API-Evangelist/lambda-labs/x.yml", ("github.com", "/api-evangelist/lambda-labs/x.yml")),
+    ("https://github.com//api-evangelist/./x", ("github.com", "/api-evangelist/x")),
+    ("https://github.com/api%2Devangelist/x", ("github.com", "/api-evangelist/x")),
+    ("https://github.com", ("github.com", "/")),
+])
+def test_address_of_gives_the_canonical_path_too(url, address):
+    assert address_of(url) == address
