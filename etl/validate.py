@@ -277,7 +277,20 @@ def number_format_problems(number_format):
                          "block format), so it is a family of its own (bfp), not a float family")
 
 
-ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems, "number_formats": number_format_problems}
+# Tiers only the maker's own documents have.
+VENDOR_TIERS = ("vendor-primary", "vendor-secondary")
+
+
+def source_problems(source):
+    """A page read through a mirror keeps the maker's tier only as a verbatim copy of a named vendor
+    document: its title names the document; any other copy is third-party."""
+    if source.get("read_via") and source["tier"] in VENDOR_TIERS and not source.get("title"):
+        yield "tier", (f"{source['tier']} read through a mirror (read_via) needs the title of the vendor document it "
+                       "copies verbatim; an unnamed copy is third-party")
+
+
+ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems, "number_formats": number_format_problems,
+              "sources": source_problems}
 
 
 def citations_of(row, written, cited):

@@ -299,3 +299,19 @@ def test_a_shared_exponent_block_format_is_never_fp8(good):
     assert [str(p) for p in validate_data(good).problems] == [
         f"{good}/specs/formats.yml:6: family: 'fp8': the elements have no exponent of their own (a shared-exponent "
         "block format), so it is a family of its own (bfp), not a float family"]
+
+
+def test_a_mirror_keeps_a_vendor_tier_only_for_a_named_document(good, tmp_path):
+    mirrored = SOURCES.replace("    title: Example spec page\n", "").replace(
+        "    url: https://example.com/spec\n",
+        "    url: https://example.com/spec\n    read_via: https://mirror.example.org/example.com/spec\n")
+    write(good, {"sources.yml": mirrored})
+    assert [f"{p.field}: {p.message}" for p in validate_data(good).problems] == [
+        "tier: vendor-primary read through a mirror (read_via) needs the title of the vendor document it copies "
+        "verbatim; an unnamed copy is third-party"]
+    write(good, {"sources.yml": mirrored.replace("tier: vendor-primary", "tier: third-party")})
+    assert validate_data(good).problems == []
+    write(good, {"sources.yml": mirrored.replace("    publisher:", "    title: Example spec page\n    publisher:")})
+    db = tmp_path / "kb.db"
+    build_database(good, db)
+    assert rows(db, "select read_via, tier from sources") == [("https://mirror.example.org/example.com/spec", "vendor-primary")]
