@@ -129,25 +129,27 @@ def our_values(conn: sqlite3.Connection, slug: str) -> dict:
     return values
 
 
+def agrees(field: str, theirs, ours) -> bool:
+    return dates_agree(theirs, ours) if field == "release-date" else agree(theirs, ours)
+
+
 def compare(name: str, slug: str, theirs: dict, ours: dict, notes: dict) -> list[Comparison]:
-    """The comparisons of one matched row, in CROSSCHECK_FIELDS order."""
+    """The comparisons of one matched row, in CROSSCHECK_FIELDS order (`notes`: {(slug, field): wrong side})."""
     found = []
     for field in CROSSCHECK_FIELDS:
         mine = ours.get(field)
-        if field == "release-date":  # announced / available, as we give them
-            shown = " / ".join(date for date in mine if date) or None
-        else:
-            shown = mine
-        if theirs[field] is None and shown is None:
+        # our dates as we give them, "announced / available"
+        written = " / ".join(date for date in mine if date) or None if field == "release-date" else mine
+        if theirs[field] is None and written is None:
             continue
-        if theirs[field] is None or shown is None:
-            status = "dataset-only" if shown is None else "knowledge-base-only"
-        elif agree(theirs[field], mine) if field != "release-date" else dates_agree(theirs[field], mine):
+        if theirs[field] is None or written is None:
+            status = "dataset-only" if written is None else "knowledge-base-only"
+        elif agrees(field, theirs[field], mine):
             status = "agree"
         else:
             status = "explained" if (slug, field) in notes else "unexplained"
-        wrong = notes.get((slug, field)) if status == "explained" else None
-        found.append(Comparison(name, slug, field, theirs[field], shown, status, wrong))
+        wrong = notes[(slug, field)] if status == "explained" else None
+        found.append(Comparison(name, slug, field, theirs[field], written, status, wrong))
     return found
 
 
