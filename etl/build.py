@@ -28,6 +28,7 @@ from datasette.inspect import inspect_hash
 from tqdm import tqdm
 
 from .cache import FileCache, cache_path, file_key
+from .consistency import unread_file
 from .load import StagingDatabase, table_counts
 from .problems import DataError, Problem
 from .read import display_path, read_bytes, scan_data
@@ -77,6 +78,8 @@ def read_validate_transform(item):
     records, problems = read_bytes(raw, shown)
     rows, partial, citations, more = validate_records(records)
     slugs, refs, facts = file_keys(rows, partial, citations)
+    if problems:  # part of the file could not be read: what it cites is not known
+        facts.append(unread_file(shown))
     return FileResult(file_tables(rows, citations), slugs, refs, problems + more, len(rows), len(citations), facts)
 
 
@@ -129,7 +132,7 @@ def file_results(files, digest, data_dir, cache, workers=None):
     try:
         for shown, raw in file_items(files, digest, data_dir):
             if isinstance(raw, Problem):
-                cached = FileResult({}, [], [], [raw], 0, 0, [])
+                cached = FileResult({}, [], [], [raw], 0, 0, [unread_file(shown)])
             else:
                 key = file_key(shown, raw)
                 cached = cache.get(key)

@@ -18,6 +18,7 @@ from .build import (
     display_path,
     validate_data,
 )
+from .crosscheck import crosscheck, format_crosscheck
 from .paths import DEFAULT_DATA, DEFAULT_DB, ROOT
 from .problems import DataError, printable, report_lines
 from .report import coverage, format_prices, format_report, price_coverage
@@ -170,11 +171,18 @@ def publish(data_dir, db_path, out, cache_ttl, site_url):
 @cli.command()
 @click.option("--db", "db_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=DEFAULT_DB,
               show_default="computekb.db", help="Database to report on.")
-def report(db_path):
+@click.option("--crosscheck", "cross", is_flag=True,
+              help="Compare with Epoch AI's hardware dataset instead: both values of every matched accelerator "
+                   "and field, whether they agree within 3%, and the names not matched.")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
+              show_default="data/", help="Folder of YAML data files (the aliases and the dataset's copy).")
+def report(db_path, cross, data_dir):
     """Rows per vendor and device class, and the source tier of each core value."""
     with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
-        for line in format_report(coverage(conn)) + format_prices(price_coverage(conn)):
-            click.echo(line)
+        lines = (format_crosscheck(crosscheck(conn, data_dir)) if cross
+                 else format_report(coverage(conn)) + format_prices(price_coverage(conn)))
+    for line in lines:
+        click.echo(line)
 
 
 @cli.group("import")

@@ -4,7 +4,8 @@ Each file yields `Fact`s (a value a rule needs, with where it was written);
 `check` applies every rule once all files are in and returns located problems.
 The rules: sparse figures never below dense ones; a chip's value never above
 its system's, and `system` naming a system row; a host interface that is a host
-link; a value never citing an aggregator, a source never on a forbidden host, a
+link; a value never citing an aggregator, a source (or the mirror it was read
+through) never on a forbidden host, every source cited by something, a
 `retrieved` date never in the future; FP4 claims in the FP4 vocabulary, one
 vocabulary per family, and no figure in a precision its row says is
 unsupported. Facts are small tuples: a file's facts are cached with it, and
@@ -12,9 +13,11 @@ only the facts, not the rows, stay in memory until the end.
 """
 
 import datetime
+import posixpath
+import re
 from collections import defaultdict
 from typing import NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from .problems import Problem
 from .schema import UNCITABLE_TIERS
@@ -38,18 +41,61 @@ class Fact(NamedTuple):
     field: str
 
 
+# What a resolver reads as the dot between labels: the full stop, and the ideographic, fullwidth and
+# halfwidth ideographic full stops (U+3002, U+FF0E, U+FF61) that IDNA maps to it.
+FULL_STOPS = re.compile("[.\u3002\uff0e\uff61]")
+
+
+def canonical_host(host):
+    """`host` as a resolver reads it: percent-decoded, without user information, every Unicode full stop
+    a dot, lower-case, without the trailing dot of a fully qualified name, in IDNA (ASCII) form; so no
+    spelling of a forbidden host ("Farm.example.net.", "farm%2Eexample.net", "farm。example.net")
+    escapes the list."""
+    host = unquote(host).rpartition("@")[2].lower()
+    labels = FULL_STOPS.split(host)
+    while labels and not labels[-1]:  # the trailing dot(s) of a fully qualified name
+        labels.pop()
+    try:
+        return ".".join(label.encode("idna").decode("ascii") if label else label for label in labels)
+    except UnicodeError:  # a label IDNA refuses (too long): compared as written
+        return ".".join(labels)
+
+
 def host_of(url):
-    return (urlsplit(url).hostname or "").lower() if url else ""
+    """The canonical host of `url` (user information and port removed); "" without one."""
+    if not url:
+        return ""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:  # a netloc urlsplit refuses (NFKC forms of "@", ":"...): up to the path
+        host = url.split("://", 1)[-1].split("/", 1)[0]
+    return canonical_host(host)
+
+
+def address_of(url):
+    """(canonical host, canonical path) of `url`: the path percent-decoded, lower-case and normalized
+    ("/A//b/./c" is "/a/b/c"), so an account on a shared host is named one way."""
+    host = host_of(url)
+    try:
+        path = urlsplit(url).path if url else ""
+    except ValueError:
+        path = "/" + url.split("://", 1)[-1].partition("/")[2]
+    return host, posixpath.normpath("/" + unquote(path).lower().lstrip("/"))
 
 
 def row_facts(row):
     """The facts of one validated row (a `validate.Row`)."""
     v, at = row.values, row.line_of
     if row.table == "sources":
-        return [Fact("source", (v["slug"],), (v["tier"], host_of(v.get("url"))), row.path, at("url"), "url"),
-                Fact("retrieved", (v["slug"],), v["retrieved"], row.path, at("retrieved"), "retrieved")]
+        facts = [Fact("source", (v["slug"],), (v["tier"], address_of(v.get("url"))), row.path, at("url"), "url"),
+                 Fact("retrieved", (v["slug"],), v["retrieved"], row.path, at("retrieved"), "retrieved")]
+        facts.append(Fact("listed_source", (v["slug"],), v.get("article") is not None, row.path, at("slug"), "slug"))
+        if v.get("read_via"):
+            facts.append(Fact("mirror", (v["slug"],), address_of(v["read_via"]), row.path, at("read_via"), "read_via"))
+        return facts
     if row.table == "forbidden_sources":
-        return [Fact("forbidden", (v["host"].lower().strip("."),), v["reason"], row.path, at("host"), "host")]
+        path = posixpath.normpath("/" + v["path"].lower().strip("/")) if v.get("path") else ""
+        return [Fact("forbidden", (canonical_host(v["host"]), path), v["reason"], row.path, at("host"), "host")]
     if row.table == "number_formats":
         return [Fact("format_family", (v["slug"],), v.get("family"), row.path, at("family"), "family")]
     if row.table == "interconnects":
@@ -85,7 +131,7 @@ def row_facts(row):
 def file_facts(rows, citations):
     """Every fact of one file: its rows', and the source each of its citations names."""
     facts = [fact for row in rows for fact in row_facts(row)]
-    facts += [Fact("cites", (c.source,), None, c.path, c.line, c.field) for c in citations]
+    facts += [Fact("cites", (source,), None, c.path, c.line, c.field) for c in citations for source in (c.source, *c.basis)]
     return facts
 
 
@@ -160,14 +206,41 @@ def citable_sources(facts):
             yield problem(fact, f"cites {fact.key[0]!r}, a source of tier {source.value[0]}: no value may cite an "
                                 "aggregator (name it in a note, and cite the page it reproduces)")
     forbidden = by_key(facts["forbidden"])
-    for source in sources.values():
-        host = source.value[1]
-        parts = host.split(".")
-        for suffix in (".".join(parts[i:]) for i in range(len(parts))):
-            if (suffix,) in forbidden:
-                ban = forbidden[(suffix,)]
-                yield problem(source, f"{host} is on the list of forbidden sources ({where(ban)}): {ban.value}")
-                break
+    addresses = [(source, source.value[1]) for source in sources.values()] + [(m, m.value) for m in facts["mirror"]]
+    for fact, (host, path) in addresses:
+        ban = forbidden_entry(host, path, forbidden)
+        if ban is not None:
+            named = host + ban.key[1]
+            yield problem(fact, f"{named} is on the list of forbidden sources ({where(ban)}): {ban.value}")
+
+
+def forbidden_entry(host, path, forbidden):
+    """The forbidden_sources fact that refuses the canonical `host` and `path`, or None: an entry without
+    a path refuses its host and the domains under it, one with a path that path on that host (an account
+    of a shared host such as github.com)."""
+    parts = host.split(".")
+    whole = next((forbidden[(suffix, "")] for suffix in (".".join(parts[i:]) for i in range(len(parts)))
+                  if (suffix, "") in forbidden), None)
+    return whole or next((ban for (banned, prefix), ban in forbidden.items()
+                          if prefix and banned == host and (path == prefix or path.startswith(prefix + "/"))), None)
+
+
+def unread_file(path):
+    """The fact that (part of) a file could not be read: what it cites is not known."""
+    return Fact("unread_file", (path,), None, path, 1, "-")
+
+
+def every_source_cited(facts):
+    """A source is cited by something: a value, a price, an offer, a claim, or it is a catalogued article.
+    An uncited source is removed from the data (git keeps its history). Not judged while a file could
+    not be read: its citations are unknown, and its own problem says so."""
+    if facts["unread_file"]:
+        return
+    named = {fact.key for fact in facts["names_source"]} | {fact.key for fact in facts["cites"]}
+    for source in facts["listed_source"]:
+        if source.key not in named and not source.value:
+            yield problem(source, f"source {source.key[0]!r} is cited by no value, price, offer or claim and is no "
+                                  "catalogued article: cite it or remove it (git keeps its history)")
 
 
 def earliest_day(date):
@@ -257,8 +330,8 @@ def translations_tagged_alike(facts):
                                      f"{first.key[1]} ({where(first)}): {list(first.value)}; tag both alike")
 
 
-RULES = (sparse_above_dense, within_system, host_links, citable_sources, fp4_vocabulary, no_figure_where_unsupported,
-         one_alias_per_name, one_article_per_url, translations_tagged_alike)
+RULES = (sparse_above_dense, within_system, host_links, citable_sources, every_source_cited, fp4_vocabulary,
+         no_figure_where_unsupported, one_alias_per_name, one_article_per_url, translations_tagged_alike)
 
 
 def check(facts, today=None):

@@ -41,6 +41,8 @@ MEMORY_TYPES = ("HBM2", "HBM2E", "HBM3", "HBM3E", "HBM4", "HBM4E", "GDDR6", "GDD
                 "LPDDR4X", "LPDDR5", "LPDDR5X", "LPDDR6", "DDR4", "DDR5", "SRAM")
 # How an offer's date was established (cloud_offers.date_basis).
 DATE_BASES = ("observed", "read")
+# The values compared with an outside dataset (etl/crosscheck.py), in report order.
+CROSSCHECK_FIELDS = ("memory", "bandwidth", "tdp", "bf16-fp16", "fp8", "fp4", "release-date", "price")
 # Derived capability: `no` needs an explicit cited `supported: false`; unknown is not no.
 CAPABILITY = ("yes", "no", "unknown")
 
@@ -57,10 +59,15 @@ class Field:
     minimum: float | None = None     # inclusive lower bound of ints
     facet: bool = False              # a default facet in Datasette (its index holds the other facet columns)
     cited: bool = False              # a non-numeric value that carries a citation (dates of a product)
+    # A DRAM capacity: the number the vendor prints, whatever its label ("24 GiB" and "24 GB" are both 24),
+    # as DRAM capacities are binary (docs/DATA.md, "The capacity rule"); other prefixes convert within the
+    # label's own base (1 TiB is 1024 of the column's GB).
+    capacity: bool = False
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
         assert (self.kind == "quantity") == (self.unit is not None), self.name
+        assert not self.capacity or self.unit == "GB", self.name
 
 
 @dataclass(frozen=True)
@@ -122,9 +129,14 @@ def source(required=False):
 
 
 TABLES = (
-    Table("sources", "Every page cited anywhere in the knowledge base, with the date it was read.", (
+    Table("sources", "Every page cited anywhere in the knowledge base, with the date it was read. A source that no "
+          "value, price, offer or claim cites, and that is not a catalogued article, is a build error.", (
         slug(),
         Field("url", "url", "Address of the page (null when the source is a catalogued article known only by its listing)."),
+        Field("read_via", "url", "The mirror or copy the page was read through, when it was not read at its own "
+              "address (an archive, a documentation mirror, a repository holding the file). A mirror keeps the "
+              "original author's tier only when it is a verbatim copy of a named vendor document; otherwise the "
+              "source is third-party. The forbidden-host check applies to it as to url."),
         Field("title", "text", "Title exactly as the page gives it; null when the copy read did not show it (the note says so)."),
         Field("publisher", "text", "Who publishes the page.", required=True, facet=True),
         Field("kind", "enum", "What kind of page it is.", required=True, choices=SOURCE_KINDS, facet=True),
@@ -142,10 +154,12 @@ TABLES = (
         Field("label_derived", "bool", "1 when the label is the address rather than a title."),
     )),
     Table("forbidden_sources", "Hosts that may never be cited: content farms, machine-translated copy sites, pages "
-          "that say they are AI-written, addresses that belong to unrelated content. The build refuses a source on "
-          "one of these hosts or their subdomains.", (
+          "that say they are AI-written, addresses that belong to unrelated content, scraped feeds, seller listings. "
+          "The build refuses a source on one of these hosts, their subdomains or paths, compared canonical.", (
         slug(),
         Field("host", "text", "Host name, lower-case (its subdomains are refused too).", required=True),
+        Field("path", "text", "Path on the host that is refused (an account or repository of a shared host, such "
+              "as /api-evangelist on raw.githubusercontent.com); without it the whole host and its subdomains are."),
         Field("reason", "text", "Why no value may cite it.", required=True),
         note(),
     ), label="host", sort="host"),
@@ -239,12 +253,13 @@ TABLES = (
               "no source read says.", cited=True),
         Field("available", "date", "Date the product was first available to buy or rent; null when no source read "
               "says. Never before `announced`.", cited=True),
-        Field("memory_gb", "quantity", "Memory per row scope, in decimal GB (10^9 bytes). Written as the vendor prints "
-              "it; GiB are converted by the one rule 1 GiB = 1.073741824 GB, rounded to 2 decimals.", unit="GB"),
+        Field("memory_gb", "quantity", "Memory per row scope, the number the vendor prints, whatever its label: "
+              "24 GiB and 24 GB are both 24 (DRAM capacities are binary; no GiB to GB conversion). What a runtime "
+              "can allocate is the runtime_memory table.", unit="GB", capacity=True),
         Field("memory_type", "enum", "Memory technology, one canonical spelling each.", choices=MEMORY_TYPES, facet=True),
         Field("memory_bandwidth_gbs", "quantity", "Peak memory bandwidth per row scope (read and write share it).", unit="GB/s"),
         Field("addressable_memory_gb", "quantity", "Unified-memory systems: memory the accelerator can address, as the "
-              "vendor states it (same unit rule as memory_gb).", unit="GB"),
+              "vendor states it (the number the vendor prints, as memory_gb).", unit="GB", capacity=True),
         Field("tdp_w", "quantity", "Maximum board or module power per row scope.", unit="W"),
         Field("interconnect", "ref", "Main accelerator-to-accelerator link.", ref="interconnects", facet=True),
         Field("interconnect_gbs", "quantity", "Interconnect bandwidth per row scope, both directions added (bidirectional).", unit="GB/s"),
@@ -265,6 +280,9 @@ TABLES = (
         Field("native_fp8", "enum", "Native FP8 hardware: yes (a cited supported FP8 format or FP8 throughput figure), "
               "no (a cited `supported: false`), unknown otherwise. Unknown is not no.", choices=CAPABILITY, facet=True),
         Field("native_fp4", "enum", "Native FP4 hardware: yes, no or unknown, as native_fp8.", choices=CAPABILITY, facet=True),
+        Field("fp8_speedup", "number", "Dense FP8 matrix throughput ÷ dense BF16 matrix throughput (the highest "
+              "dense matrix figure of the FP8 family over the bf16 one), rounded to 2 decimals; null when either is "
+              "missing. 1 is native FP8 at the BF16 rate: native, no speed-up."),
         Field("strongest_tier", "enum", "Most authoritative tier among the sources of the row's values, throughput "
               "and format claims.", choices=TIERS),
         Field("weakest_tier", "enum", "Least authoritative tier among the sources of the row's values, throughput "
@@ -445,6 +463,21 @@ TABLES = (
               facet=True),
         note(),
     ), label="name", sort="slug"),
+    Table("crosscheck_notes", "Why a value disagrees with an outside dataset (Epoch AI's hardware dataset): one "
+          "row per accelerator and field that `computekb report --crosscheck` finds more than 3% apart, saying "
+          "which side is wrong and why, with the source that settles it. A disagreement without a row here "
+          "fails the tests; so does a row whose values now agree.", (
+        Field("dataset", "slug", "The outside dataset (epoch-ai).", required=True, facet=True),
+        Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
+        Field("field", "enum", "The compared value.", required=True, choices=CROSSCHECK_FIELDS, facet=True),
+        Field("wrong", "enum", "Which side is wrong: the dataset, the knowledge base (to be fixed), neither "
+              "(the two count different things: a system against one chip, an estimate against a vendor figure, "
+              "another event), or unsettled (no page read settles it: the note says what was looked for).",
+              required=True, choices=("dataset", "knowledge-base", "neither", "unsettled"), facet=True),
+        Field("source", "ref", "The page that settles it.", required=True, ref="sources"),
+        Field("note", "text", "What each side says and why one is wrong, or what each counts.", required=True),
+    ), slug_from=("dataset", "accelerator", "field"), label="slug", sort="slug",
+        derived=(slug("Derived: dataset-accelerator-field."),)),
     Table("runtime_memory", "Device memory as the runtime sees it (what nvidia-smi or the driver reports), where it "
           "differs from the marketing figure.", (
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
@@ -474,6 +507,8 @@ GENERATED = (
         Field("scope", "enum", "The scope the source states the figure for, when it differs from the row's.",
               choices=SCOPES),
         Field("note", "text", "What the source says exactly, or how the value was derived."),
+        Field("basis", "list", "Derived values: the other sources the derivation rests on (JSON array of source "
+              "slugs), such as the vendor page stating the 2:1 ratio of a dense-from-sparse figure."),
     ), sort="slug"),
     Table("release", "The data release this database was built from: cite it with any number.", (
         Field("data_release", "text", "First 12 hex digits of the SHA-256 of every data file.", required=True),
@@ -553,6 +588,8 @@ STAGED_ROWS = {name: staged_record(name) for name in STAGED}
 globals().update({record.__name__: record for record in STAGED_ROWS.values()})
 LIST_COLUMNS = {t.name: t.list_columns for t in TABLES}
 UNITS = {t.name: t.units for t in TABLES}
+# {table: names of its capacity columns}: the number the vendor prints, GB or GiB alike.
+CAPACITY_COLUMNS = {t.name: frozenset(f.name for f in t.columns if f.capacity) for t in TABLES}
 # {table: {column: unit}} of every column stored in a unit.
 COLUMN_UNITS = {t.name: {f.name: f.unit for f in t.columns if f.unit}
                 for t in TABLES + GENERATED if any(f.unit for f in t.columns)}

@@ -138,6 +138,7 @@ def citation_row(c):
         value=c.value if isinstance(c.value, (int, float)) else None,
         as_written=None if c.as_written is None else str(c.as_written),
         unit=UNITS[c.table][c.field], source=c.source, kind=c.kind, scope=c.scope, note=c.note,
+        basis=json.dumps(list(c.basis)) if c.basis else None,
     )
 
 
@@ -218,6 +219,25 @@ def capability(accelerators, claims, family, precision_family):
             said[claim.accelerator].add(claim.supported)
     for slug in accelerators:
         yield slug, "yes" if True in said[slug] else "no" if said[slug] else "unknown"
+
+
+# The precision whose dense matrix figure fp8_speedup divides by.
+SPEEDUP_BASE = "bf16"
+
+
+def fp8_speedups(accelerators, figures, family):
+    """(accelerator, dense FP8 ÷ dense BF16 matrix throughput, or None) for every accelerator.
+
+    `figures` gives records of accelerator, precision and tflops of the dense matrix rows. The FP8
+    figure is the highest of the FP8 family (a vendor stating E4M3 and MXFP8 states one rate)."""
+    fp8, base = defaultdict(float), {}
+    for row in figures:
+        if family.get(row["precision"]) == "fp8":
+            fp8[row["accelerator"]] = max(fp8[row["accelerator"]], row["tflops"])
+        elif row["precision"] == SPEEDUP_BASE:
+            base[row["accelerator"]] = row["tflops"]
+    for slug in accelerators:
+        yield slug, round(fp8[slug] / base[slug], 2) if fp8.get(slug) and base.get(slug) else None
 
 
 class TierRange(NamedTuple):
@@ -363,6 +383,9 @@ def cross_file_columns(stage):
     price_columns(stage)
     for column, precision_family in CAPABILITY_FAMILIES.items():
         stage.set_column("accelerators", column, capability(accelerators, claims, family, precision_family))
+    dense_matrix = [row for row in stage.select("throughput", ("accelerator", "precision", "tflops", "sparsity", "engine"))
+                    if row["sparsity"] == "dense" and row["engine"] == "matrix"]
+    stage.set_column("accelerators", "fp8_speedup", fp8_speedups(accelerators, dense_matrix, family))
     sources = list(stage.select("sources", ("slug", "tier", "article")))
     tier_of = {source["slug"]: source["tier"] for source in sources}
     accelerator_of = {(table, row["slug"]): row["accelerator"] for table in ("throughput", "format_support")

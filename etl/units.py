@@ -30,10 +30,12 @@ for _definition in DEFINITIONS:
     REGISTRY.define(_definition)
 
 
-# The one unit rule for memory: a GB column holds decimal GB (10^9 bytes); a value
-# written in GiB, as some vendors print it, is converted (1 GiB = 1.073741824 GB)
-# and rounded to this many decimals, on every row alike.
+# A GB column holds decimal GB (10^9 bytes), rounded to this many decimals: a file
+# size written in GiB is converted (1 GiB = 1.073741824 GB). A DRAM capacity is
+# not: it is the number the vendor prints, GB or GiB alike (`to_unit(..., capacity=True)`).
 DECIMALS = {"GB": 2}
+# A binary prefix written in a unit ("GiB", "TiB/s").
+BINARY_PREFIX = re.compile(r"[KMGTPE]i")
 
 
 class UnitError(ValueError):
@@ -50,9 +52,18 @@ def conversion_factor(unit_text, unit):
     return float(REGISTRY.Quantity(1.0, REGISTRY.parse_units(unit_text)).to(unit).magnitude)
 
 
+def binary_twin(unit):
+    """The binary unit of the same prefix as `unit`: "GiB" for "GB"."""
+    return f"{unit[0]}i{unit[1:]}"
+
+
 @lru_cache(maxsize=4096)
-def to_unit(text, unit):
+def to_unit(text, unit, capacity=False):
     """Return the magnitude of `text` ("4.8 TB/s") in `unit` ("GB/s").
+
+    A `capacity` (DRAM) is the number the vendor prints, whatever its label:
+    "24 GiB" in GB is 24, as DRAM capacities are binary; a prefix converts within
+    its label's base ("1 TiB" is 1024, "1 TB" 1000).
 
     Cached: data files repeat the same few strings, and pint parsing is the
     slowest step of validating a quantity.
@@ -67,8 +78,9 @@ def to_unit(text, unit):
             raise UnitError(f"{text!r} has no unit: write it with its unit, e.g. '{text.strip()} {unit}'")
         raise UnitError(f"cannot read {text!r} as a quantity: write a number and a unit, e.g. '80 {unit}'")
     number, unit_text = match.groups()
+    target = binary_twin(unit) if capacity and BINARY_PREFIX.search(unit_text) else unit
     try:
-        magnitude = float(number) * conversion_factor(unit_text, unit)
+        magnitude = float(number) * conversion_factor(unit_text, target)
     except pint.errors.DimensionalityError:
         raise UnitError(
             f"{text!r} is in {REGISTRY.parse_units(unit_text):~}, which cannot be converted to {unit}"

@@ -26,7 +26,7 @@ from .schema import (
 from .units import UnitError, to_unit
 
 DATE_PATTERN = re.compile(r"[0-9]{4}(?:-[0-9]{2}(?:-[0-9]{2})?)?\Z")  # ASCII digits only; \Z: no trailing newline
-CITATION_KEYS = {"value", "source", "kind", "scope", "note"}
+CITATION_KEYS = {"value", "source", "kind", "scope", "note", "basis"}
 
 SLUG = core_schema.str_schema(pattern=SLUG_PATTERN, max_length=120)
 TEXT = core_schema.str_schema(strip_whitespace=True, min_length=1, max_length=20_000)
@@ -58,12 +58,12 @@ def _calendar_date(value):
     return value
 
 
-def _quantity(unit):
+def _quantity(unit, capacity):
     def convert(value):
         if isinstance(value, (list, dict)):  # to_unit is cached: it takes hashable values only
             raise ValueError(f"expected one quantity such as '80 {unit}', not a {type(value).__name__}")
         try:
-            return to_unit(value, unit)
+            return to_unit(value, unit, capacity)
         except UnitError as error:
             raise ValueError(str(error)) from None
     return convert
@@ -90,7 +90,7 @@ def _field_schema(field):
         return core_schema.float_schema(strict=True, gt=0, allow_inf_nan=False)
     if kind == "quantity":
         return core_schema.no_info_before_validator_function(
-            _quantity(field.unit), core_schema.float_schema(gt=0, allow_inf_nan=False))
+            _quantity(field.unit, field.capacity), core_schema.float_schema(gt=0, allow_inf_nan=False))
     raise AssertionError(kind)
 
 
@@ -137,6 +137,7 @@ class Citation:
     path: str
     line: int
     explicit: bool  # the value names its own source (the row's source is checked with the row)
+    basis: tuple = ()  # the other sources a derived value rests on (the ratio of a dense-from-sparse figure)
 
 
 @dataclass
@@ -264,7 +265,33 @@ def checkpoint_problems(checkpoint):
             yield f"{group}_format", f"give {group}_format or {group}_bits (the bits of {group.replace('_', ' ')} weights)"
 
 
-ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems}
+# Precision families of formats whose every element is a float with its own exponent.
+FLOAT_ELEMENT_FAMILIES = ("fp8", "fp6", "fp4")
+
+
+def number_format_problems(number_format):
+    """A block floating point format (elements share one exponent and have none of their own, as
+    Tenstorrent's BFP8/BFP4) is a precision of its own, never counted as FP8, FP6 or FP4."""
+    if (number_format.get("kind") == "block-scaled-float" and number_format.get("exponent_bits") == 0
+            and number_format.get("family") in FLOAT_ELEMENT_FAMILIES):
+        yield "family", (f"{number_format['family']!r}: the elements have no exponent of their own (a shared-exponent "
+                         "block format), so it is a family of its own (bfp), not a float family")
+
+
+# Tiers only the maker's own documents have.
+VENDOR_TIERS = ("vendor-primary", "vendor-secondary")
+
+
+def source_problems(source):
+    """A page read through a mirror keeps the maker's tier only as a verbatim copy of a named vendor
+    document: its title names the document; any other copy is third-party."""
+    if source.get("read_via") and source["tier"] in VENDOR_TIERS and not source.get("title"):
+        yield "tier", (f"{source['tier']} read through a mirror (read_via) needs the title of the vendor document it "
+                       "copies verbatim; an unnamed copy is third-party")
+
+
+ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems, "number_formats": number_format_problems,
+              "sources": source_problems}
 
 
 def citations_of(row, written, cited):
@@ -292,9 +319,16 @@ def citations_of(row, written, cited):
         for key in ("source", "note"):
             if key in meta and not isinstance(meta[key], str):
                 problems.append(Problem(row.path, row.line_of(name), name, f"citation {key} must be text"))
+        basis = meta.get("basis", [])
+        if not isinstance(basis, list) or not all(isinstance(slug, str) for slug in basis):
+            problems.append(Problem(row.path, row.line_of(name), name, "citation basis must be a list of source slugs"))
+            basis = []
+        elif basis and kind != "derived":
+            problems.append(Problem(row.path, row.line_of(name), name,
+                                    "a citation basis names what a derived value rests on: give it `kind: derived`"))
         citations.append(Citation(row.table, row.slug, name, row.values[name], written.get(name),
                                   str(source), kind, scope, meta.get("note"), row.path, row.line_of(name),
-                                  "source" in meta))
+                                  "source" in meta, tuple(basis)))
     return citations, problems
 
 
@@ -365,7 +399,11 @@ def file_keys(rows, partial, citations):
             else:
                 refs.append((table, value, row.path, line, name, False))
     refs += [("sources", c.source, c.path, c.line, c.field, True) for c in citations if c.explicit]
-    return slugs, refs, consistency.file_facts(rows, citations)
+    refs += [("sources", slug, c.path, c.line, c.field, True) for c in citations for slug in c.basis]
+    # every source named here, by a valid record or a broken one: a source is cited if any record names it
+    named = [consistency.Fact("names_source", (target,), None, path, line, field)
+             for table, target, path, line, field, _ in refs if table == "sources"]
+    return slugs, refs, consistency.file_facts(rows, citations) + named
 
 
 class CrossCheck:

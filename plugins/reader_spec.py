@@ -31,7 +31,7 @@ DERIVED_SOURCE = "derived by the knowledge base from this sheet's cited values"
 # throughput table; price and rental add the price and offer rows.
 SECTIONS = (
     ("memory", "Memory", ("memory_gb", "addressable_memory_gb", "memory_type", "memory_bandwidth_gbs")),
-    ("compute", "Compute", ("native_fp8", "native_fp4", "fp4_formats")),
+    ("compute", "Compute", ("native_fp8", "fp8_speedup", "native_fp4", "fp4_formats")),
     ("interconnect", "Interconnect", ("interconnect", "interconnect_gbs", "host_interface")),
     ("power", "Power", ("tdp_w",)),
     ("price", "Price and rental offers", ("launch_price_usd", "cheapest_gpu_hour_usd")),
@@ -40,8 +40,8 @@ IDENTITY = ("vendor", "device_class", "scope", "status", "announced", "available
             "family", "architecture", "form_factor", "system")
 LABELS = {
     "memory_gb": "Memory", "addressable_memory_gb": "Addressable memory", "memory_type": "Memory type",
-    "memory_bandwidth_gbs": "Memory bandwidth", "native_fp8": "Native FP8", "native_fp4": "Native FP4",
-    "fp4_formats": "FP4 formats", "interconnect": "Interconnect", "interconnect_gbs": "Interconnect bandwidth",
+    "memory_bandwidth_gbs": "Memory bandwidth", "native_fp8": "Native FP8", "fp8_speedup": "FP8 speed-up over BF16",
+    "native_fp4": "Native FP4", "fp4_formats": "FP4 formats", "interconnect": "Interconnect", "interconnect_gbs": "Interconnect bandwidth",
     "host_interface": "Host interface", "tdp_w": "Max power", "launch_price_usd": "Launch list price",
     "cheapest_gpu_hour_usd": "Cheapest cloud offer (USD per GPU-hour)",
     "vendor": "Vendor", "device_class": "Class", "scope": "Scope", "status": "Status", "announced": "Announced",

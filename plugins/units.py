@@ -25,7 +25,7 @@ from markupsafe import Markup
 from etl import speedups
 from etl.metadata import DATABASE, DISPLAY_UNITS
 from etl.query_args import Filter, as_filter
-from etl.schema import COLUMN_UNITS
+from etl.schema import CAPACITY_COLUMNS, COLUMN_UNITS
 from etl.units import REGISTRY, UnitError, to_unit, typed_spelling
 
 # Lookups that compare the column with one number.
@@ -67,24 +67,26 @@ def is_number(text: str) -> bool:
     return True
 
 
-def in_column_unit(text: str, unit: str) -> str:
-    """`text` as a number in `unit`: unchanged when it is a number already, else converted; UnitError if neither."""
+def in_column_unit(text: str, unit: str, capacity: bool) -> str:
+    """`text` as a number in `unit`: unchanged when it is a number already, else converted (a capacity
+    as the data stores it: "24 GiB" is 24); UnitError if neither."""
     if is_number(text):
         return text
     try:
-        return repr(to_unit(text, unit))
+        return repr(to_unit(text, unit, capacity))
     except UnitError:
         respelled = typed_spelling(text, unit)  # a reader's "3 tb/s"
         if respelled is None:
             raise
-        return repr(to_unit(respelled, unit))
+        return repr(to_unit(respelled, unit, capacity))
 
 
-def converted(argument: Filter, unit: str) -> str:
+def converted(argument: Filter, unit: str, table: str) -> str:
     """The value of a filter on a column in `unit`, as Datasette must see it; UnitError with a clear message if it cannot be."""
     items = argument.value.split(",") if argument.lookup in LIST_LOOKUPS else [argument.value]
+    capacity = argument.column in CAPACITY_COLUMNS.get(table, ())
     try:
-        return ",".join(in_column_unit(item, unit) for item in items)
+        return ",".join(in_column_unit(item, unit, capacity) for item in items)
     except UnitError as error:
         raise UnitError(f"{argument.key}={argument.value!r}: expected a number (in {unit}) or a number and a unit, "
                         f"e.g. {argument.column}__gt=10 {unit}; {error}") from None
@@ -107,13 +109,13 @@ def table_of(path: str) -> str | None:
     return parts[1].rsplit(".", 1)[0]
 
 
-def with_values_in_column_units(query_string: str, units: dict) -> str:
-    """`query_string` with each convertible value of a unit filter as a number in its column's unit."""
+def with_values_in_column_units(query_string: str, table: str) -> str:
+    """`query_string` with each convertible value of a unit filter on `table` as a number in its column's unit."""
     pairs = parse_qsl(query_string, keep_blank_values=True)
     changed = False
-    for argument, unit in unit_filters(pairs, units):
+    for argument, unit in unit_filters(pairs, COLUMN_UNITS.get(table, {})):
         try:
-            value = converted(argument, unit)
+            value = converted(argument, unit, table)
         except UnitError:
             continue  # left as written: filters_from_request refuses it with the reason
         if value != argument.value:
@@ -128,10 +130,10 @@ def asgi_wrapper(datasette):
     def wrap(app):
         async def in_column_units(scope, receive, send):
             if scope["type"] == "http" and scope.get("query_string"):
-                units = COLUMN_UNITS.get(table_of(scope["path"]) or "")
-                if units:
+                table = table_of(scope["path"]) or ""
+                if table in COLUMN_UNITS:
                     query = scope["query_string"].decode("latin-1")
-                    scope = dict(scope, query_string=with_values_in_column_units(query, units).encode("latin-1"))
+                    scope = dict(scope, query_string=with_values_in_column_units(query, table).encode("latin-1"))
             await app(scope, receive, send)
         return in_column_units
     return wrap
@@ -144,7 +146,7 @@ def filters_from_request(request, database, table):
     pairs = [(key, value) for key in request.args for value in request.args.getlist(key)]
     for argument, unit in unit_filters(pairs, units or {}):
         try:
-            converted(argument, unit)
+            converted(argument, unit, table)
         except UnitError as error:
             raise BadRequest(str(error)) from None
     return FilterArguments([])

@@ -36,6 +36,9 @@ REQUIRED = {
     "model-missing-sizing-field", "unknown-source-tier",
     "control-character", "line-separator-in-string", "newline-in-file-name", "repeated-problems",
     "integer-out-of-range", "integer-too-long", "yaml-1-1-values", "non-ascii-date", "symbolic-links",
+    # Spellings of a forbidden host that name the same host, a mirror on one, a source nothing cites.
+    "forbidden-host-trailing-dot", "forbidden-host-percent-encoded", "forbidden-host-userinfo",
+    "forbidden-host-ideographic-full-stop", "forbidden-host-path", "forbidden-mirror", "uncited-source",
 }
 
 

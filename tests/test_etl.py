@@ -111,8 +111,12 @@ def test_validate_reports_every_problem_and_exits_1(good):
 def test_number_without_citation_is_an_error(good):
     write(good, {"specs/acme-x1.yml": ACCELERATOR.replace("    source: vendor-page\n", "")})
     problems = validate_data(good).problems
-    assert {p.field for p in problems} == {"memory_gb", "memory_bandwidth_gbs", "tdp_w"}
-    assert all("without a citation" in p.message for p in problems)
+    numbers = [p for p in problems if p.field != "slug"]
+    assert {p.field for p in numbers} == {"memory_gb", "memory_bandwidth_gbs", "tdp_w"}
+    assert all("without a citation" in p.message for p in numbers)
+    # and the page the record cited is now cited by nothing
+    assert [p.message.split(":")[0] for p in problems if p.field == "slug"] == [
+        "source 'vendor-page' is cited by no value, price, offer or claim and is no catalogued article"]
 
 
 def test_failed_build_leaves_the_previous_database_untouched(good, tmp_path):
@@ -195,13 +199,12 @@ def test_duplicate_slug_across_files_names_both(good):
     assert "duplicate accelerators slug 'acme-x1'" in problems[0] and "first defined at" in problems[0]
 
 
-def test_memory_in_gib_is_converted_by_the_one_rule(good, tmp_path):
-    """1 GiB = 2**30 bytes = 1.073741824 GB, rounded to 2 decimals; the citation keeps what was written."""
+def test_memory_is_the_number_the_vendor_prints_gib_or_gb(good, tmp_path):
+    """DRAM capacities are binary: "192 GiB" is stored as 192, like "192 GB"; the citation keeps what was written."""
     write(good, {"specs/acme-x1.yml": ACCELERATOR.replace("96 GB", "192 GiB")})
     db = tmp_path / "kb.db"
     build_database(good, db)
-    expected = round(192 * 2**30 / 10**9, 2)
-    assert rows(db, "select memory_gb from accelerators") == [(expected,)]
+    assert rows(db, "select memory_gb from accelerators") == [(192.0,)]
     assert rows(db, "select as_written from citations where field = 'memory_gb'") == [("192 GiB",)]
 
 
@@ -253,3 +256,87 @@ def test_announced_and_available_dates_are_cited(good, tmp_path):
     assert rows(db, "select field, value, as_written, note from citations where field in ('announced', 'available') "
                     "order by field") == [("announced", None, "2025-03", None),
                                           ("available", None, "2025-06-02", "First shipments.")]
+
+
+FORMATS = """
+number_formats:
+  - {slug: bf16, name: BF16, family: bf16, kind: float, bits: 16, source: vendor-page}
+  - {slug: fp8, name: FP8, family: fp8, kind: family, bits: 8, source: vendor-page}
+  - {slug: fp8-e4m3, name: FP8 E4M3, family: fp8, kind: float, bits: 8, source: vendor-page}
+  - {slug: bfp8, name: BFP8, family: bfp, kind: block-scaled-float, bits: 8, exponent_bits: 0, block_size: 16,
+     source: vendor-page}
+"""
+
+
+def test_fp8_speedup_is_dense_fp8_over_dense_bf16_matrix(good, tmp_path):
+    """x1: 1979 ÷ 989.5 = 2 (the E4M3 row, the family's highest, not the sparse or vector ones); x2: FP8 at the
+    BF16 rate is 1, stored and native; x3: a block format is no FP8 and no BF16 means no ratio; x4: no FP8."""
+    write(good, {"specs/formats.yml": FORMATS, "specs/more.yml": """
+        accelerators:
+          - {slug: acme-x2, vendor: acme, name: X2, device_class: tpu-asic, scope: device, source: vendor-page}
+          - {slug: acme-x3, vendor: acme, name: X3, device_class: ai-asic, scope: device, source: vendor-page}
+          - {slug: acme-x4, vendor: acme, name: X4, device_class: ai-asic, scope: device, source: vendor-page}
+        throughput:
+          - {accelerator: acme-x1, precision: bf16, sparsity: dense, engine: matrix, tflops: 989.5 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x1, precision: fp8, sparsity: dense, engine: matrix, tflops: 1500 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x1, precision: fp8-e4m3, sparsity: dense, engine: matrix, tflops: 1979 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x1, precision: fp8, sparsity: sparse-2-4, engine: matrix, tflops: 3958 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x1, precision: fp8, sparsity: dense, engine: vector, tflops: 5000 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x2, precision: bf16, sparsity: dense, engine: matrix, tflops: 459 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x2, precision: fp8, sparsity: dense, engine: matrix, tflops: 459 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x3, precision: bfp8, sparsity: dense, engine: matrix, tflops: 664 TFLOPS, source: vendor-page}
+          - {accelerator: acme-x4, precision: bf16, sparsity: dense, engine: matrix, tflops: 100 TFLOPS, source: vendor-page}
+        """})
+    db = tmp_path / "kb.db"
+    build_database(good, db)
+    assert rows(db, "select slug, fp8_speedup, native_fp8 from accelerators order by slug") == [
+        ("acme-x1", 2.0, "yes"), ("acme-x2", 1.0, "yes"), ("acme-x3", None, "unknown"), ("acme-x4", None, "unknown")]
+    assert rows(db, "select tflops from throughput where accelerator = 'acme-x2' and precision = 'fp8'") == [(459.0,)]
+
+
+def test_a_shared_exponent_block_format_is_never_fp8(good):
+    write(good, {"specs/formats.yml": FORMATS.replace("family: bfp,", "family: fp8,")})
+    assert [str(p) for p in validate_data(good).problems] == [
+        f"{good}/specs/formats.yml:6: family: 'fp8': the elements have no exponent of their own (a shared-exponent "
+        "block format), so it is a family of its own (bfp), not a float family"]
+
+
+def test_a_mirror_keeps_a_vendor_tier_only_for_a_named_document(good, tmp_path):
+    mirrored = SOURCES.replace("    title: Example spec page\n", "").replace(
+        "    url: https://example.com/spec\n",
+        "    url: https://example.com/spec\n    read_via: https://mirror.example.org/example.com/spec\n")
+    write(good, {"sources.yml": mirrored})
+    assert [f"{p.field}: {p.message}" for p in validate_data(good).problems] == [
+        "tier: vendor-primary read through a mirror (read_via) needs the title of the vendor document it copies "
+        "verbatim; an unnamed copy is third-party"]
+    write(good, {"sources.yml": mirrored.replace("tier: vendor-primary", "tier: third-party")})
+    assert validate_data(good).problems == []
+    write(good, {"sources.yml": mirrored.replace("    publisher:", "    title: Example spec page\n    publisher:")})
+    db = tmp_path / "kb.db"
+    build_database(good, db)
+    assert rows(db, "select read_via, tier from sources") == [("https://mirror.example.org/example.com/spec", "vendor-primary")]
+
+
+def test_a_derived_value_cites_the_sources_it_rests_on(tmp_path):
+    """A dense figure derived from a sparse one rests on the sparse figure's page and the page stating the
+    ratio: the second is the citation's basis, which counts as citing it."""
+    data = shutil.copytree(Path(__file__).parent / "bad_inputs" / "_base" / "data", tmp_path / "data")
+    (data / "sources" / "ratio.yml").write_text(textwrap.dedent("""\
+        sources:
+          - {slug: acme-ratio-page, url: https://example.com/acme-sparsity, title: Acme sparsity, publisher: Acme,
+             kind: vendor-page, tier: vendor-primary, retrieved: 2026-12-01}
+        """))
+    (data / "specs" / "accelerators" / "acme-x3.yml").write_text(textwrap.dedent("""\
+        accelerators:
+          - slug: acme-x3
+            vendor: acme
+            name: X3
+            device_class: datacenter-gpu
+            scope: device
+            tdp_w: {value: 350 W, source: acme-datasheet, kind: derived, basis: [acme-ratio-page], note: 700 / 2}
+            source: acme-datasheet
+        """))
+    build_database(data, tmp_path / "kb.db")
+    with sqlite3.connect(tmp_path / "kb.db") as db:
+        row = db.execute("select source, kind, basis from citations where row_slug = 'acme-x3' and field = 'tdp_w'").fetchone()
+    assert row == ("acme-datasheet", "derived", '["acme-ratio-page"]')

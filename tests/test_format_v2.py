@@ -110,7 +110,7 @@ def test_the_documented_examples_build(tmp_path):
                             "fp4_formats FROM accelerators WHERE slug = 'vendor-h200-sxm'").fetchone()
         assert h200 == ("device", "2023-11-13", "2024-05", "HBM3E", "pcie-5-x16", "yes", "no", "[]")
         assert conn.execute("SELECT memory_gb, native_fp4, fp4_formats FROM accelerators WHERE slug = 'vendor-tpu'"
-                            ).fetchone() == (206.16, "yes", '["fp4"]')
+                            ).fetchone() == (192.0, "yes", '["fp4"]')
         slugs = {r[0] for r in conn.execute("SELECT slug FROM throughput")}
         assert slugs == {"vendor-h200-sxm-fp64-dense-matrix", "vendor-h200-sxm-fp64-dense-vector",
                          "vendor-h200-sxm-fp8-sparse-2-4-matrix", "vendor-h200-sxm-fp8-dense-matrix"}

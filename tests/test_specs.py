@@ -121,3 +121,31 @@ async def test_filter_by_memory_sorted_by_bandwidth_is_fully_sourced(client, con
         cited = {c[0] for c in conn.execute(
             "select field from citations where table_name = 'accelerators' and row_slug = ?", (row["slug"],))}
         assert "memory_gb" in cited, row["slug"]
+
+
+@pytest.mark.parametrize("slug, memory", [
+    # both print 24 (AMD "24 GiB" in ROCm's table, NVIDIA "24 GB"): the same capacity, the same value
+    ("amd-radeon-rx-7900-xtx", 24), ("nvidia-rtx-4090", 24), ("amd-radeon-pro-w7900", 48),
+])
+def test_capacity_is_the_number_the_vendor_prints(conn, slug, memory):
+    assert conn.execute("select memory_gb from accelerators where slug = ?", (slug,)).fetchone()[0] == memory
+
+
+@pytest.mark.parametrize("slug, tflops", [
+    # Tenstorrent's BLOCKFP8 figures, stored as bfp8 (its own precision), on Wormhole and Blackhole alike
+    ("tenstorrent-wormhole-n150", 148), ("tenstorrent-wormhole-n300", 262), ("tenstorrent-blackhole-p150a", 664),
+])
+def test_block_floating_point_is_its_own_precision(conn, slug, tflops):
+    assert conn.execute("select tflops from throughput where accelerator = ? and precision = 'bfp8' "
+                        "and sparsity = 'dense' and engine = 'matrix'", (slug,)).fetchone()[0] == tflops
+    assert conn.execute("select family from number_formats where slug = 'bfp8'").fetchone()[0] == "bfp"
+
+
+@pytest.mark.parametrize("slug, speedup", [("nvidia-h100-sxm", 2.0), ("aws-inferentia2", 1.0)])
+def test_fp8_speedup_shows_native_fp8_at_any_rate(conn, slug, speedup):
+    assert tuple(conn.execute("select fp8_speedup, native_fp8 from accelerators where slug = ?", (slug,)).fetchone()) \
+        == (speedup, "yes")
+
+
+def test_every_row_with_an_fp8_figure_is_native_fp8(conn):
+    assert conn.execute("select slug from accelerators where fp8_speedup is not null and native_fp8 != 'yes'").fetchall() == []

@@ -8,6 +8,7 @@ import pytest
 
 from etl.metadata import full_metadata
 from etl.paths import METADATA_YML
+from etl.units import to_unit
 
 from conftest import assert_refused
 
@@ -34,9 +35,30 @@ async def slugs(client, query):
     ("memory_gb__in=0.096 TB,144 GB", ["acme-x1", "acme-x2"]),
     ("memory_gb__notin=24 GB", ["acme-x1", "acme-x2"]),
     ("memory_gb__gte=96 GB&memory_bandwidth_gbs__lt=4 TB/s", ["acme-x2"]),
+    # a capacity filter reads GiB as the data stores it: the number printed
+    ("memory_gb=24 GiB", ["beta-b1"]),
+    ("memory_gb__in=96 GiB,144", ["acme-x1", "acme-x2"]),
 ])
 async def test_unit_filters_convert_into_the_column_unit(fixture_client, query, expected):
     assert await slugs(fixture_client, query) == expected
+
+
+@pytest.mark.parametrize("text, unit, capacity, expected", [
+    # DRAM capacity: the number the vendor prints, GB or GiB alike
+    ("24 GiB", "GB", True, 24.0),
+    ("24 GB", "GB", True, 24.0),
+    ("95 GiB", "GB", True, 95.0),
+    ("1.5 TiB", "GB", True, 1536.0),
+    ("1.5 TB", "GB", True, 1500.0),
+    ("512 MiB", "GB", True, 0.5),
+    # a size that is not a DRAM capacity (a checkpoint file) converts: 60.8 × 1.073741824 = 65.28
+    ("60.8 GiB", "GB", False, 65.28),
+    # bandwidth stays decimal GB/s: 820 × 1.073741824 = 880.468...
+    ("820 GiB/s", "GB/s", False, 880.46829568),
+    ("2.9 TB/s", "GB/s", False, 2900.0),
+])
+def test_capacities_are_as_printed_and_bandwidth_is_decimal(text, unit, capacity, expected):
+    assert to_unit(text, unit, capacity) == expected
 
 
 @pytest.mark.parametrize("query, message", [

@@ -1,0 +1,106 @@
+"""The cross-check with Epoch AI's hardware dataset (etl/crosscheck.py): on the fixture with a small CSV whose
+values are written out here, then on the real data, where every disagreement must be explained.
+
+Fixture (tests/fixture/data): acme-x1 96 GB, 4.8 TB/s, 700 W; acme-x2 144 GB, 3.35 TB/s, 1.2 kW;
+beta-b1 24 GB, 900 GB/s, 350 W.
+"""
+
+import shutil
+import sqlite3
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from etl.build import build_database
+from etl.cli import cli
+from etl.crosscheck import CSV_PATH, Comparison, crosscheck, summary
+
+from conftest import FIXTURE_DATA
+
+CSV = """\
+Hardware name,Manufacturer,Release date,Release price (USD),Tensor-FP16/BF16 performance (FLOP/s),\
+Memory (bytes),Memory bandwidth (byte/s),TDP (W)
+Acme X1,Acme,,,,96000000000.0,4900000000000.0,700.0
+Acme X2,Acme,,,,150000000000.0,3350000000000.0,1300.0
+Beta B1,Beta,,,2.5e+14,24000000000.0,900000000000.0,
+Acme Q1,Acme,2019-05-01,,,,,
+Zeta Z9,Zeta,2024-01-01,,,8000000000.0,,
+"""
+
+ALIASES = """
+accelerator_aliases:
+  - {slug: epoch-ai-acme-x1, dataset: epoch-ai, name: Acme X1, accelerator: acme-x1}
+  - {slug: epoch-ai-acme-x2, dataset: epoch-ai, name: Acme X2, accelerator: acme-x2}
+  - {slug: epoch-ai-beta-b1, dataset: epoch-ai, name: Beta B1, accelerator: beta-b1}
+  - {slug: epoch-ai-acme-q1, dataset: epoch-ai, name: Acme Q1, note: A prototype with no row.}
+"""
+
+NOTES = """
+crosscheck_notes:
+  - {dataset: epoch-ai, accelerator: acme-x2, field: memory, wrong: dataset, source: acme-news,
+     note: The dataset gives the 150 GB of a later revision.}
+  - {dataset: epoch-ai, accelerator: beta-b1, field: memory, wrong: dataset, source: beta-datasheet,
+     note: Written before the values agreed.}
+"""
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    """The fixture data with the CSV, aliases and notes above, built; and its data folder."""
+    folder = tmp_path_factory.mktemp("crosscheck")
+    data = folder / "data"
+    shutil.copytree(FIXTURE_DATA, data)
+    for path, text in {CSV_PATH: CSV, "aliases/epoch-ai.yml": ALIASES, "crosscheck/epoch-ai.yml": NOTES}.items():
+        (data / path).parent.mkdir(parents=True, exist_ok=True)
+        (data / path).write_text(textwrap.dedent(text))
+    build_database(data, folder / "kb.db")
+    with sqlite3.connect(folder / "kb.db") as conn:
+        yield crosscheck(conn, data), folder
+
+
+def test_every_value_of_a_matched_accelerator_is_compared_within_three_percent(checked):
+    result, _ = checked
+    assert result.comparisons == [
+        Comparison("Acme X1", "acme-x1", "memory", 96.0, 96.0, "agree"),
+        Comparison("Acme X1", "acme-x1", "bandwidth", 4900.0, 4800.0, "agree"),   # 100 / 4900 = 2.0%
+        Comparison("Acme X1", "acme-x1", "tdp", 700.0, 700.0, "agree"),
+        Comparison("Acme X2", "acme-x2", "memory", 150.0, 144.0, "explained", "dataset"),  # 6 / 150 = 4%
+        Comparison("Acme X2", "acme-x2", "bandwidth", 3350.0, 3350.0, "agree"),
+        Comparison("Acme X2", "acme-x2", "tdp", 1300.0, 1200.0, "unexplained"),   # 100 / 1300 = 7.7%
+        Comparison("Beta B1", "beta-b1", "memory", 24.0, 24.0, "agree"),
+        Comparison("Beta B1", "beta-b1", "bandwidth", 900.0, 900.0, "agree"),
+        Comparison("Beta B1", "beta-b1", "tdp", None, 350.0, "knowledge-base-only"),
+        Comparison("Beta B1", "beta-b1", "bf16-fp16", 250.0, None, "dataset-only"),
+    ]
+
+
+def test_names_not_matched_are_listed_and_stale_notes_found(checked):
+    result, _ = checked
+    assert result.unmatched == ["Zeta Z9"]
+    assert result.none == ["Acme Q1"]
+    assert result.stale == [("beta-b1", "memory")]
+    assert summary(result) == {"matched accelerators": 3, "agree": 6, "explained": 1, "unexplained": 1,
+                               "dataset-only": 1, "knowledge-base-only": 1, "stale notes": 1,
+                               "unmatched names": 1, "names meaning none": 1}
+
+
+def test_report_crosscheck_prints_both_values_and_the_counts(checked):
+    _, folder = checked
+    result = CliRunner().invoke(cli, ["report", "--crosscheck", "--db", str(folder / "kb.db"),
+                                      "--data", str(folder / "data")])
+    assert result.exit_code == 0, result.output
+    lines = [line.split() for line in result.output.splitlines()]
+    assert ["Acme", "X2", "acme-x2", "tdp", "W", "1300", "1200", "unexplained"] in lines
+    assert ["Acme", "X2", "acme-x2", "memory", "GB", "150", "144", "explained", "(dataset", "wrong)"] in lines
+    assert "unmatched: Zeta Z9" in result.output
+    assert "means no accelerator: Acme Q1" in result.output
+    assert "stale note (the values agree or are not compared): beta-b1 memory" in result.output
+
+
+def test_every_disagreement_with_epoch_ai_is_explained(conn):
+    """On the real data: a value more than 3% from Epoch AI's has a crosscheck_notes row, and no note is stale."""
+    from etl.paths import DEFAULT_DATA
+    result = crosscheck(conn, DEFAULT_DATA)
+    assert [c for c in result.comparisons if c.status == "unexplained"] == []
+    assert result.stale == []
