@@ -84,7 +84,9 @@ class Generator:
         path.write_text("# Synthetic benchmark data written by bench/generate.py.\n" + text, encoding="utf-8")
 
     def source(self):
-        return self.rng.choice(self.sources)
+        """Every source in turn first, then any: the build refuses a source nothing cites."""
+        self.cited = getattr(self, "cited", 0) + 1
+        return self.sources[self.cited - 1] if self.cited <= len(self.sources) else self.rng.choice(self.sources)
 
     def run(self):
         self.catalog()
@@ -153,7 +155,7 @@ class Generator:
                 f"    announced: {date(rng)[:7]}\n    memory_gb: {rng.choice(MEMORY_GB)} GB\n"
                 f"    memory_type: {rng.choice(MEMORY_TYPES)}\n    memory_bandwidth_gbs: {bandwidth} TB/s{tdp}\n"
                 f"    interconnect: {vendor}-link\n    interconnect_gbs: {rng.choice((64, 128, 900, 1800))} GB/s\n"
-                f"    launch_price_usd: {rng.randrange(500, 40000, 100)} USD\n    source: {self.source()}\n"
+                f"    source: {self.source()}\n"
                 f"    note: >-\n      {sentence(rng, 30, 60)}\n")
 
     def throughput(self, slug):
@@ -173,7 +175,11 @@ class Generator:
             f"  - accelerator: {slug}\n    format: {f}\n    source: {self.source()}\n" for f in chosen)
 
     def prices(self, slug):
-        return "\nprices:\n" + "".join(
+        """A launch list price (the accelerator's launch_price_usd is derived from it), then street prices."""
+        launch = (f"  - slug: {slug}-launch\n    accelerator: {slug}\n    kind: launch-list\n"
+                  f"    amount: {self.rng.randrange(500, 40000, 100)}\n    currency: USD\n"
+                  f"    observed: {date(self.rng, 2023)}\n    source: {self.source()}\n")
+        return "\nprices:\n" + launch + "".join(
             f"  - slug: {slug}-street-{i}\n    accelerator: {slug}\n    kind: street\n"
             f"    amount: {round(self.rng.uniform(300, 45000), 2)}\n    currency: {self.rng.choice(('USD', 'EUR'))}\n"
             f"    observed: {date(self.rng, 2023)}\n    region: {self.rng.choice(('US', 'EU', 'FR'))}\n"

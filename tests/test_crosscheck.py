@@ -65,6 +65,7 @@ def test_every_value_of_a_matched_accelerator_is_compared_within_three_percent(c
         Comparison("Acme X1", "acme-x1", "memory", 96.0, 96.0, "agree"),
         Comparison("Acme X1", "acme-x1", "bandwidth", 4900.0, 4800.0, "agree"),   # 100 / 4900 = 2.0%
         Comparison("Acme X1", "acme-x1", "tdp", 700.0, 700.0, "agree"),
+        Comparison("Acme X1", "acme-x1", "price", None, 30000.0, "knowledge-base-only"),  # its launch-list price
         Comparison("Acme X2", "acme-x2", "memory", 150.0, 144.0, "explained", "dataset"),  # 6 / 150 = 4%
         Comparison("Acme X2", "acme-x2", "bandwidth", 3350.0, 3350.0, "agree"),
         Comparison("Acme X2", "acme-x2", "tdp", 1300.0, 1200.0, "unexplained"),   # 100 / 1300 = 7.7%
@@ -72,6 +73,7 @@ def test_every_value_of_a_matched_accelerator_is_compared_within_three_percent(c
         Comparison("Beta B1", "beta-b1", "bandwidth", 900.0, 900.0, "agree"),
         Comparison("Beta B1", "beta-b1", "tdp", None, 350.0, "knowledge-base-only"),
         Comparison("Beta B1", "beta-b1", "bf16-fp16", 250.0, None, "dataset-only"),
+        Comparison("Beta B1", "beta-b1", "price", None, 2500.0, "knowledge-base-only"),  # a kit of 2 at 5,000 USD
     ]
 
 
@@ -81,7 +83,7 @@ def test_names_not_matched_are_listed_and_stale_notes_found(checked):
     assert result.none == ["Acme Q1"]
     assert result.stale == [("beta-b1", "memory")]
     assert summary(result) == {"matched accelerators": 3, "agree": 6, "explained": 1, "unexplained": 1,
-                               "dataset-only": 1, "knowledge-base-only": 1, "stale notes": 1,
+                               "dataset-only": 1, "knowledge-base-only": 3, "stale notes": 1,
                                "unmatched names": 1, "names meaning none": 1}
 
 

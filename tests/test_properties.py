@@ -183,7 +183,7 @@ def reference_model(table):
         if field.kind == "int":
             return Annotated[StrictInt, Field(ge=field.minimum if field.minimum is not None else 1)]
         if field.kind == "quantity":
-            return Annotated[float, BeforeValidator(validate._quantity(field.unit)), Field(gt=0, allow_inf_nan=False)]
+            return Annotated[float, BeforeValidator(validate._quantity(field.unit, field.capacity)), Field(gt=0, allow_inf_nan=False)]
         return annotations[field.kind]
 
     fields = {f.name: (annotation(f), ...) if f.required else (annotation(f) | None, None) for f in table.fields}
