@@ -419,7 +419,8 @@ TABLES = (
         Field("indexer_heads", "int", "Sparse attention (DeepSeek-V3.2): heads of the lightning indexer.", minimum=1),
         Field("indexer_head_dim", "int", "Sparse attention: dimension of the indexer's key, cached per token and "
               "layer.", minimum=1),
-        Field("max_context", "int", "Maximum context, in tokens, as the config states it.", minimum=1),
+        Field("max_context", "int", "Maximum context, in tokens, as the config states it (max_position_embeddings, or the "
+              "window a cited page states where no config was read; the note says which).", required=True, minimum=1),
         source(), note(),
     ), label="name", cited=True, sort_desc="computed_params_b", search=("name", "slug", "organization"), derived=(
         Field("computed_params_b", "number", "Total parameters computed from the config fields (etl/sizing.py), in billions."),

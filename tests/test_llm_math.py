@@ -542,3 +542,24 @@ async def test_state_and_cache_functions_through_sql(client):
     # 36,384,768 state values × 2 bytes = 0.072769536 GB; plus 1,000 tokens × 8,192 values × 2 bytes = 0.016384 GB
     assert row["state"] == gb(0.072769536)
     assert row["cache"] == gb(0.072769536 + 0.016384)
+
+
+async def test_glm5_caches_its_latent_and_indexer_key_through_sql(client):
+    response = await sql(client, "select llm_cache_gb(architecture, 1000, 1, 16, 1) as cache "
+                                 "from models where slug = 'glm-5'")
+    # GLM-5's config: 78 layers, each caching the 512 latent + 64 RoPE values (BF16, 2 bytes) and one 128-value
+    # indexer key in FP8 with an FP32 scale (132 bytes): 78 × (1,152 + 132) = 100,152 bytes a token
+    assert response.json()["rows"][0]["cache"] == gb(1000 * 100_152 / 1e9)
+
+
+async def test_qwen35_keeps_a_state_and_caches_only_full_layers_through_sql(client):
+    response = await sql(client, "select llm_state_gb(architecture, 1, 1) as state, "
+                                 "llm_cache_gb(architecture, 1000, 1, 16, 1) as cache "
+                                 "from models where slug = 'qwen3-5-27b'")
+    row = response.json()["rows"][0]
+    # Qwen3.5-27B's config: 48 Gated DeltaNet layers of 48 value heads and 16 key heads of 128, kernel 4:
+    # recurrent 48 × 128 × 128 = 786,432 and convolution 3 × (2 × 16 × 128 + 48 × 128) = 30,720 → 817,152 a layer,
+    # × 48 = 39,223,296 values × 2 bytes = 0.078446592 GB
+    assert row["state"] == gb(0.078446592)
+    # 16 full-attention layers × 2 × 4 KV heads × 256 = 32,768 values a token: 1,000 tokens = 0.065536 GB in BF16
+    assert row["cache"] == gb(0.078446592 + 0.065536)
