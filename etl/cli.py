@@ -209,3 +209,30 @@ def import_skypilot(catalog, commit, version, data_dir):
     for provider in result.unknown_providers:
         click.echo(f"{provider}: no providers row (file not imported)", err=True)
 
+
+@import_.command(name="mlperf")
+@click.option("--summary", "summary_path", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="The round's summary_results.json (or summary.json), read from the repository at COMMIT.")
+@click.option("--round", "round_", required=True, help="Round, as the summary's `version` column writes it (v5.1).")
+@click.option("--repository", required=True, help="owner/name of the repository publishing the summary (MLCommons').")
+@click.option("--commit", required=True, help="The commit the summary was read at (cited).")
+@click.option("--path", "repo_path", default="summary_results.json", show_default=True,
+              help="Path of the summary in the repository.")
+@click.option("--read-via", help="owner/name of the copy read, when not the publishing repository itself.")
+@click.option("--retrieved", required=True, help="Date the summary was read (YYYY-MM-DD).")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
+              show_default="data/", help="Folder of YAML data files.")
+def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via, retrieved, data_dir):
+    """MLPerf Inference results: data/benchmarks/mlperf-inference-<round>.yml from a round's summary."""
+    from .mlperf import Summary, SummaryError, read_summary, write
+    summary = Summary(round_, repository, commit, repo_path, retrieved, read_via)
+    try:
+        imported = write(summary, read_summary(summary_path), data_dir)
+    except SummaryError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"Wrote {display_path(imported.path)}: {imported.rows} results.")
+    names = imported.names
+    click.echo(f"Accelerator names: {len(names.mapped)} mapped, {len(names.none)} meaning none, "
+               f"{len(names.unmapped)} without an alias in data/aliases/mlperf.yml.")
+    for name in names.unmapped:
+        click.echo(f"  unmapped: {name}")
