@@ -21,7 +21,7 @@ from .build import (
 from .crosscheck import crosscheck, format_crosscheck
 from .paths import DEFAULT_DATA, DEFAULT_DB, ROOT
 from .problems import DataError, printable, report_lines
-from .report import coverage, format_prices, format_report, price_coverage
+from .report import coverage, format_measured, format_prices, format_report, measured_coverage, price_coverage
 from .site import DEFAULT_SITE_URL, checked_site_url
 
 
@@ -177,10 +177,11 @@ def publish(data_dir, db_path, out, cache_ttl, site_url):
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
               show_default="data/", help="Folder of YAML data files (the aliases and the dataset's copy).")
 def report(db_path, cross, data_dir):
-    """Rows per vendor and device class, and the source tier of each core value."""
+    """Rows per vendor and device class, the source tier of each core value, prices and measured results."""
     with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
         lines = (format_crosscheck(crosscheck(conn, data_dir)) if cross
-                 else format_report(coverage(conn)) + format_prices(price_coverage(conn)))
+                 else format_report(coverage(conn)) + format_prices(price_coverage(conn))
+                 + format_measured(measured_coverage(conn)))
     for line in lines:
         click.echo(line)
 
