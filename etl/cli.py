@@ -221,12 +221,17 @@ def import_skypilot(catalog, commit, version, data_dir):
               help="Path of the summary in the repository.")
 @click.option("--read-via", help="owner/name of the copy read, when not the publishing repository itself.")
 @click.option("--retrieved", required=True, help="Date the summary was read (YYYY-MM-DD).")
+@click.option("--model", "models", multiple=True, metavar="BENCHMARK=SLUG",
+              help="A benchmark's model in the models table, besides those the importer knows (repeatable).")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
               show_default="data/", help="Folder of YAML data files.")
-def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via, retrieved, data_dir):
+def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via, retrieved, models, data_dir):
     """MLPerf Inference results: data/benchmarks/mlperf-inference-<round>.yml from a round's summary."""
     from .mlperf import Summary, SummaryError, read_summary, write
-    summary = Summary(round_, repository, commit, repo_path, retrieved, read_via)
+    pairs = tuple(tuple(pair.split("=", 1)) for pair in models)
+    if any(len(pair) != 2 for pair in pairs):
+        raise click.BadParameter("give BENCHMARK=SLUG", param_hint="--model")
+    summary = Summary(round_, repository, commit, repo_path, retrieved, read_via, pairs)
     try:
         imported = write(summary, read_summary(summary_path), data_dir)
     except SummaryError as error:

@@ -49,6 +49,7 @@ class Summary:
     path: str             # path of the file in the repository
     retrieved: str        # YYYY-MM-DD
     read_via: str | None = None  # owner/name of the copy read, when not the repository itself
+    models: tuple = ()    # (benchmark, model slug) pairs added to MODELS
 
     @property
     def slug(self) -> str:
@@ -116,7 +117,7 @@ def result_record(summary: Summary, row: dict) -> dict:
         "accelerator_name": row.get("Accelerator") or None,
         "accelerators_per_node": per_node, "nodes": nodes,
         "total_accelerators": total_accelerators(row, per_node, nodes),
-        "benchmark": benchmark, "accuracy_target": target, "model": MODELS.get(benchmark),
+        "benchmark": benchmark, "accuracy_target": target, "model": {**MODELS, **dict(summary.models)}.get(benchmark),
         "scenario": row["Scenario"], "weight_formats": str(row.get("weight_data_types") or "") or None,
         "result": row["Performance_Result"], "units": row["Performance_Units"],
         "software": row.get("Software") or None, "details_url": details_url(summary, row["Location"]),
