@@ -190,8 +190,7 @@ WITH best AS (
   SELECT r.*, row_number() OVER (PARTITION BY r.accelerator, r.benchmark, r.accuracy_target, r.scenario, r.round
                                  ORDER BY r.result_per_accelerator DESC, r.slug) AS place
   FROM benchmark_results r
-  -- a share above 1 means the stated weight format cannot be what ran (docs/DATA.md): left out
-  WHERE r.roofline_share <= 1 AND r.division = 'closed' AND r.availability = 'available'
+  WHERE r.roofline_share IS NOT NULL AND r.division = 'closed' AND r.availability = 'available'
 ),
 shares AS (
   SELECT a.family AS accelerator_family, iif(m.experts IS NULL, 'dense', 'moe') AS model_class,

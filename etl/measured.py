@@ -13,6 +13,7 @@ import statistics
 from dataclasses import dataclass
 
 RESULTS_TABLE = "benchmark_results"
+TOKENS = "Tokens/s"
 # Rounds sort by their number (v4.1 < v5.1 < v6.0 < v10.0), not as text.
 ROUND_ORDER = "cast(substr(round, 2) as real)"
 
@@ -67,6 +68,14 @@ class ResultRow:
     def median_shown(self) -> str:
         return shown(self.median)
 
+    @property
+    def share_shown(self) -> str | None:
+        """The best's share of the roofline as a percentage: one decimal below 10% (0.4%, not 0%)."""
+        share = self.best["roofline_share"]
+        if share is None:
+            return None
+        return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
+
 
 def shown(value: float) -> str:
     """Thousands apart and no false precision: 3 significant digits below 100 (7.24 samples/s), whole above."""
@@ -99,7 +108,10 @@ def result_rows(rows, latest_only=True):
         key = Benchmark(r["benchmark"], r["accuracy_target"], r["scenario"], r["round"])
         groups.setdefault((r["accelerator"], key), []).append(r)
     out = {}
-    for (accelerator, key), members in groups.items():
+    # tokens/s benchmarks (the LLMs) first, then by benchmark, target, scenario and round
+    for (accelerator, key), members in sorted(groups.items(), key=lambda item: (
+            item[1][0]["units"] != TOKENS, item[0][1].benchmark, item[0][1].accuracy_target or "",
+            item[0][1].scenario, item[1][0]["round_number"])):
         values = [m["result_per_accelerator"] for m in members]
         out.setdefault(accelerator, []).append(ResultRow(key, per_accelerator_unit(members[0]["units"]), members[0],
                                                          statistics.median(values), len(values)))

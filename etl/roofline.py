@@ -17,7 +17,9 @@ same for every result, written here once and in docs/DATA.md:
 - memory: as the runtime sees it where known (runtime_memory), else the
   vendor's figure.
 
-The ceiling is per accelerator: the layout's tokens/s over its devices.
+The ceiling is per accelerator: the layout's tokens/s over its devices. A
+result above it is not given a share (etl/transform.py): the stated format
+cannot be what ran.
 """
 
 import re

@@ -427,9 +427,15 @@ def rooflines(results, accelerator_of, devices, architectures, bits_of):
             continue
         found = roofline.ceiling(arch, bits, device.memory_gb, device.bandwidth_gbs, r["accelerators_per_node"],
                                  r["scenario"])
-        if found:
-            yield Roofline(r["slug"], round(found.tokens_per_s, 2),
-                           round(r["result_per_accelerator"] / found.tokens_per_s, 4), found.basis)
+        if not found:
+            continue
+        share = r["result_per_accelerator"] / found.tokens_per_s
+        if share > 1:
+            # above the ceiling of its own stated format: that format cannot be what ran
+            yield Roofline(r["slug"], None, None, f"not kept: the result is {share:.2f} × the ceiling of the stated "
+                                                  f"weight format ({found.basis})")
+        else:
+            yield Roofline(r["slug"], round(found.tokens_per_s, 2), round(share, 4), found.basis)
 
 
 def benchmark_columns(stage):
