@@ -183,7 +183,7 @@ async def test_spec_sheet_measured_section(fixture_client):
     assert 'href="/computekb/citations/benchmark-results-mlperf-1-0-0001-tiny-dense-99-offline-result"' in offline
     assert ('href="https://github.com/mlcommons/inference_results_v1.0/tree/main/closed/Acme/results/Sys1" '
             'rel="noopener">v1.0-0001</a>') in offline
-    rates = section[section.index('class="achieved-rates"'):]
+    rates = section[section.index('class="achieved-rates'):]
     assert re.search(r'data-measure="memory-bandwidth".*?>4,200\.0</a>.*?87\.5%', rates, re.S)
     assert "no dense figure stored" in rates
 
