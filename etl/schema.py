@@ -489,10 +489,9 @@ TABLES = (
         Field("division", "enum", "closed (the reference model and its accuracy target, comparable) or open "
               "(changes allowed, not comparable).", required=True, choices=("closed", "open"), facet=True),
         Field("category", "text", "datacenter or edge, as the summary gives it (a few systems are both).",
-              required=True, facet=True),
-        Field("availability", "text", "available, preview or rdi (research, development, internal), as stated.",
-              facet=True),
-        Field("submitter", "text", "Organization that submitted the result.", required=True, facet=True),
+              required=True),
+        Field("availability", "text", "available, preview or rdi (research, development, internal), as stated."),
+        Field("submitter", "text", "Organization that submitted the result.", required=True),
         Field("system", "text", "System name as the summary gives it."),
         Field("platform", "text", "The submission's system folder (its name in the results repository)."),
         Field("accelerator_name", "text", "Accelerator exactly as the summary writes it (null: the summary names "
@@ -504,7 +503,7 @@ TABLES = (
         Field("benchmark", "text", "The benchmark model without its accuracy target (llama2-70b, "
               "mixtral-8x7b...).", required=True, facet=True),
         Field("accuracy_target", "text", "Accuracy target in percent of the reference model (99, 99.9), where the "
-              "benchmark has several: results under different targets are never compared.", facet=True),
+              "benchmark has several: results under different targets are never compared."),
         Field("model", "ref", "The LLM of the models table the benchmark runs, where the knowledge base has it "
               "(the roofline needs its configuration).", ref="models"),
         Field("scenario", "text", "Offline, Server, Interactive, SingleStream or MultiStream.", required=True,
@@ -513,7 +512,7 @@ TABLES = (
               "activation formats)."),
         Field("result", "number", "The performance result, in `units`.", required=True),
         Field("units", "text", "Unit of the result as stated (Tokens/s, Samples/s, Queries/s, Latency (ms)...).",
-              required=True, facet=True),
+              required=True),
         Field("software", "text", "Software stack as stated."),
         Field("details_url", "url", "The system's results folder in MLCommons' results repository."),
         source(required=True), note(),

@@ -419,14 +419,18 @@ def rooflines(results, accelerator_of, devices, architectures, bits_of):
 
     `results` gives records of slug, model, weight_formats, accelerators_per_node, scenario, units and
     result_per_accelerator; `architectures` maps a model slug to its sizing.Architecture."""
+    ceilings = {}  # many results share a model, format, accelerator, node size and scenario
     for r in results:
         accelerator = accelerator_of.get(r["slug"])
         device, arch = devices.get(accelerator), architectures.get(r["model"])
         bits = roofline.weight_bits(r["weight_formats"], bits_of)
         if None in (device, arch, bits, r["result_per_accelerator"]) or r["units"] != ROOFLINE_UNITS:
             continue
-        found = roofline.ceiling(arch, bits, device.memory_gb, device.bandwidth_gbs, r["accelerators_per_node"],
-                                 r["scenario"])
+        key = (r["model"], bits, accelerator, r["accelerators_per_node"], r["scenario"])
+        if key not in ceilings:
+            ceilings[key] = roofline.ceiling(arch, bits, device.memory_gb, device.bandwidth_gbs,
+                                             r["accelerators_per_node"], r["scenario"])
+        found = ceilings[key]
         if not found:
             continue
         share = r["result_per_accelerator"] / found.tokens_per_s
