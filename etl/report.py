@@ -154,6 +154,8 @@ def format_prices(prices: PriceCoverage) -> list[str]:
         lines.append(f"oldest observation shown as current: {observed} ({basis or 'date basis not recorded'}), {provider}, {slug}")
     lines.append(f"catalog names that map to no accelerator: {len(prices.unmapped)}")
     lines += [f"  {dataset}: {name}" + (f" ({note})" if note else "") for dataset, name, note in prices.unmapped]
+    return lines
+
 
 # The measured section: benchmark results per round and how their accelerator names resolved.
 

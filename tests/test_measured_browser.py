@@ -8,7 +8,7 @@ from tests.test_reader_browser import sized, wider_than_the_screen  # noqa: F401
 pytestmark = pytest.mark.browser
 
 WIDTHS = (1400, 390)
-CHARTS = ("llama2-70b-by-round", "measured-vs-bandwidth")
+CHARTS = ("llama2-70b-by-round", "measured-vs-bandwidth", "measured-per-hourly-dollar")
 
 
 def fits_the_phone(page, width):
