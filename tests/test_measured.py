@@ -196,3 +196,21 @@ async def test_compare_measured_rows_like_with_like(fixture_client):
     assert ">120,000</a>" in section and ">300</a>" in section
     alone = (await fixture_client.get("/-/compare?ids=acme-x1,acme-x2")).text
     assert "No benchmark or achieved rate has figures for two of these accelerators." in alone
+
+
+async def test_measured_queries_answer_and_refuse_bad_parameters(fixture_client):
+    rows = (await fixture_client.get("/computekb/measured-vs-roofline.json?benchmark=tiny-dense&scenario=Offline"
+                                     "&_shape=array")).json()
+    # the best Offline result of acme-x1 (120,000 beats 60,000); beta-b1's has no roofline
+    assert [(r["accelerator"], r["result_id"], r["measured_per_accelerator"], r["roofline_share"]) for r in rows] == [
+        ("acme-x1", "v1.0-0001", 120000, 0.2048)]
+    best = (await fixture_client.get("/computekb/best-result-per-accelerator.json?benchmark=tiny-dense"
+                                     "&scenario=Offline&_shape=array")).json()
+    # acme-x1: best 120,000, median of 120,000 and 60,000; beta-b1: its one result
+    assert [(r["accelerator"], r["best_per_accelerator"], r["median_per_accelerator"], r["results"]) for r in best] == [
+        ("acme-x1", 120000, 90000, 2), ("beta-b1", 300, 300, 1)]
+    for query in ("benchmark=nope", "benchmark=tiny-dense&scenario=Sideways", "benchmark=&round=v1.0"):
+        response = await fixture_client.get(f"/computekb/best-result-per-accelerator?{query}")
+        assert response.status_code == 400, query
+    refused = await fixture_client.get("/computekb/measured-vs-roofline?benchmark=tiny-dense&round=v9")
+    assert refused.status_code == 400 and "round &#39;v9&#39; is not one of: v1.0" in refused.text
