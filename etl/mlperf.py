@@ -101,8 +101,11 @@ def source_record(summary: Summary) -> dict:
     if summary.read_via:
         note += (f" Read through the copy {summary.read_via}, which holds that commit; the official repository "
                  "is too large to read whole.")
-    return {"slug": summary.slug, "url": summary.url, "title": summary.path, "publisher": "MLCommons",
-            "kind": "benchmark", "tier": "independent-measurement", "retrieved": summary.retrieved, "note": note}
+    record = {"slug": summary.slug, "url": summary.url, "title": summary.path, "publisher": "MLCommons",
+              "kind": "benchmark", "tier": "independent-measurement", "retrieved": summary.retrieved, "note": note}
+    if summary.read_via:
+        record["read_via"] = f"https://github.com/{summary.read_via}/blob/{summary.commit}/{summary.path}"
+    return record
 
 
 def result_record(summary: Summary, row: dict) -> dict:
