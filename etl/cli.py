@@ -21,7 +21,7 @@ from .build import (
 from .crosscheck import crosscheck, format_crosscheck
 from .paths import DEFAULT_DATA, DEFAULT_DB, ROOT
 from .problems import DataError, printable, report_lines
-from .report import coverage, format_prices, format_report, price_coverage
+from .report import coverage, format_measured, format_prices, format_report, measured_coverage, price_coverage
 from .site import DEFAULT_SITE_URL, checked_site_url
 
 
@@ -177,10 +177,11 @@ def publish(data_dir, db_path, out, cache_ttl, site_url):
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
               show_default="data/", help="Folder of YAML data files (the aliases and the dataset's copy).")
 def report(db_path, cross, data_dir):
-    """Rows per vendor and device class, and the source tier of each core value."""
+    """Rows per vendor and device class, the source tier of each core value, prices and measured results."""
     with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
         lines = (format_crosscheck(crosscheck(conn, data_dir)) if cross
-                 else format_report(coverage(conn)) + format_prices(price_coverage(conn)))
+                 else format_report(coverage(conn)) + format_prices(price_coverage(conn))
+                 + format_measured(measured_coverage(conn)))
     for line in lines:
         click.echo(line)
 
@@ -209,3 +210,35 @@ def import_skypilot(catalog, commit, version, data_dir):
     for provider in result.unknown_providers:
         click.echo(f"{provider}: no providers row (file not imported)", err=True)
 
+
+@import_.command(name="mlperf")
+@click.option("--summary", "summary_path", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="The round's summary_results.json (or summary.json), read from the repository at COMMIT.")
+@click.option("--round", "round_", required=True, help="Round, as the summary's `version` column writes it (v5.1).")
+@click.option("--repository", required=True, help="owner/name of the repository publishing the summary (MLCommons').")
+@click.option("--commit", required=True, help="The commit the summary was read at (cited).")
+@click.option("--path", "repo_path", default="summary_results.json", show_default=True,
+              help="Path of the summary in the repository.")
+@click.option("--read-via", help="owner/name of the copy read, when not the publishing repository itself.")
+@click.option("--retrieved", required=True, help="Date the summary was read (YYYY-MM-DD).")
+@click.option("--model", "models", multiple=True, metavar="BENCHMARK=SLUG",
+              help="A benchmark's model in the models table, besides those the importer knows (repeatable).")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
+              show_default="data/", help="Folder of YAML data files.")
+def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via, retrieved, models, data_dir):
+    """MLPerf Inference results: data/benchmarks/mlperf-inference-<round>.yml from a round's summary."""
+    from .mlperf import Summary, SummaryError, read_summary, write
+    pairs = tuple(tuple(pair.split("=", 1)) for pair in models)
+    if any(len(pair) != 2 for pair in pairs):
+        raise click.BadParameter("give BENCHMARK=SLUG", param_hint="--model")
+    summary = Summary(round_, repository, commit, repo_path, retrieved, read_via, pairs)
+    try:
+        imported = write(summary, read_summary(summary_path), data_dir)
+    except SummaryError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"Wrote {display_path(imported.path)}: {imported.rows} results.")
+    names = imported.names
+    click.echo(f"Accelerator names: {len(names.mapped)} mapped, {len(names.none)} meaning none, "
+               f"{len(names.unmapped)} without an alias in data/aliases/mlperf.yml.")
+    for name in names.unmapped:
+        click.echo(f"  unmapped: {name}")

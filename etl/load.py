@@ -180,11 +180,62 @@ def search_sql():
     return statements
 
 
+# Measured ÷ roofline per accelerator family, model class and batch regime, for the sizing calculator:
+# the median over the best closed-division, available result of each accelerator, benchmark, accuracy
+# target, scenario and round (one figure per tuned configuration, so the many submissions of one
+# system do not outweigh the others), of results whose roofline is computable (etl/roofline.py).
+DECODE_EFFICIENCY_VIEW = """
+CREATE VIEW decode_efficiency AS
+WITH best AS (
+  SELECT r.*, row_number() OVER (PARTITION BY r.accelerator, r.benchmark, r.accuracy_target, r.scenario, r.round
+                                 ORDER BY r.result_per_accelerator DESC, r.slug) AS place
+  FROM benchmark_results r
+  WHERE r.roofline_share IS NOT NULL AND r.division = 'closed' AND r.availability = 'available'
+),
+shares AS (
+  SELECT a.family AS accelerator_family, iif(m.experts IS NULL, 'dense', 'moe') AS model_class,
+         iif(b.scenario = 'SingleStream', 'batch-1', 'large-batch') AS batch_regime, b.roofline_share AS share
+  FROM best b JOIN accelerators a ON a.slug = b.accelerator JOIN models m ON m.slug = b.model
+  WHERE b.place = 1 AND a.family IS NOT NULL
+),
+ranked AS (
+  SELECT *, row_number() OVER (PARTITION BY accelerator_family, model_class, batch_regime ORDER BY share) AS i,
+         count(*) OVER (PARTITION BY accelerator_family, model_class, batch_regime) AS n
+  FROM shares
+)
+SELECT accelerator_family, model_class, batch_regime, round(avg(share), 4) AS efficiency, max(n) AS results,
+       'median of measured ÷ roofline over the best closed-division available result of each accelerator, '
+       || 'benchmark, accuracy target, scenario and round (benchmark_results.roofline_share; ceiling: '
+       || 'docs/DATA.md, Measured results)' AS basis
+FROM ranked
+WHERE i IN ((n + 1) / 2, (n + 2) / 2)
+GROUP BY accelerator_family, model_class, batch_regime
+ORDER BY accelerator_family, model_class, batch_regime
+"""
+# Each achieved rate beside the same accelerator's datasheet peak: bandwidth against memory_bandwidth_gbs,
+# a matmul against the dense matrix-engine figure of the same precision.
+ACHIEVED_VS_PEAK_VIEW = """
+CREATE VIEW achieved_vs_peak AS
+SELECT r.slug, r.accelerator, a.name, r.measure, r.kernel, r.precision,
+       coalesce(r.bandwidth_gbs, r.tflops) AS achieved,
+       iif(r.measure = 'memory-bandwidth', 'GB/s', 'TFLOPS') AS unit,
+       iif(r.measure = 'memory-bandwidth', a.memory_bandwidth_gbs, t.tflops) AS peak,
+       round(100.0 * coalesce(r.bandwidth_gbs, r.tflops)
+             / iif(r.measure = 'memory-bandwidth', a.memory_bandwidth_gbs, t.tflops), 1) AS percent_of_peak,
+       r.software, r.measured, r.source
+FROM achieved_rates r
+JOIN accelerators a ON a.slug = r.accelerator
+LEFT JOIN throughput t ON t.accelerator = r.accelerator AND t.precision = r.precision
+  AND t.sparsity = 'dense' AND t.engine = 'matrix'
+ORDER BY r.accelerator, r.measure, r.slug
+"""
+
+
 def views_sql():
     columns = ",\n".join(
         f"  (SELECT tflops FROM throughput t WHERE t.accelerator = a.slug AND t.precision = '{c.precision}' "
         f"AND t.engine = '{c.engine}' AND t.sparsity = 'dense') AS {c.name}" for c in DENSE_COLUMNS)
-    return [DENSE_THROUGHPUT_VIEW.format(columns=columns)]
+    return [DENSE_THROUGHPUT_VIEW.format(columns=columns), DECODE_EFFICIENCY_VIEW, ACHIEVED_VS_PEAK_VIEW]
 
 
 def run_script(db, statements):

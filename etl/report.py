@@ -10,6 +10,7 @@ source) is visible per vendor and class. It reads a built database only.
 
 import sqlite3
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .schema import TIERS
 
@@ -153,4 +154,83 @@ def format_prices(prices: PriceCoverage) -> list[str]:
         lines.append(f"oldest observation shown as current: {observed} ({basis or 'date basis not recorded'}), {provider}, {slug}")
     lines.append(f"catalog names that map to no accelerator: {len(prices.unmapped)}")
     lines += [f"  {dataset}: {name}" + (f" ({note})" if note else "") for dataset, name, note in prices.unmapped]
+    return lines
+
+
+# The measured section: benchmark results per round and how their accelerator names resolved.
+
+MLPERF = "mlperf"
+
+
+@dataclass(frozen=True)
+class RoundCoverage:
+    """The results of one round, by what their accelerator name resolved to."""
+
+    round: str
+    rows: int
+    mapped: int        # a name with an alias to an accelerator
+    means_none: int    # a name whose alias says it means none (a mixed system)
+    unmapped: int      # a name with no alias row
+    no_name: int       # the summary names no accelerator (a system without one)
+
+    @property
+    def mapped_share(self) -> float:
+        named = self.rows - self.no_name
+        return self.mapped / named if named else 0.0
+
+
+class NameCount(NamedTuple):
+    name: str
+    rows: int
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class MeasuredCoverage:
+    rounds: list
+    unmapped: list      # NameCount of names with no alias row
+    means_none: list    # NameCount of names mapped to none, with the alias note
+    measured: list      # accelerator slugs with a result or an achieved rate
+    unmeasured: list    # accelerator slugs with neither
+
+
+def measured_coverage(conn: sqlite3.Connection) -> MeasuredCoverage:
+    rounds = [RoundCoverage(*row) for row in conn.execute("""
+        select round, count(*),
+          sum(accelerator is not null),
+          sum(accelerator_name is not null and exists (select 1 from accelerator_aliases x where x.dataset = ?
+              and x.name = r.accelerator_name and x.accelerator is null)),
+          sum(accelerator_name is not null and not exists (select 1 from accelerator_aliases x where x.dataset = ?
+              and x.name = r.accelerator_name)),
+          sum(accelerator_name is null)
+        from benchmark_results r group by round order by round""", (MLPERF, MLPERF))]
+    unmapped = [NameCount(*row) for row in conn.execute("""
+        select accelerator_name, count(*) from benchmark_results r where accelerator_name is not null
+        and not exists (select 1 from accelerator_aliases x where x.dataset = ? and x.name = r.accelerator_name)
+        group by accelerator_name order by accelerator_name""", (MLPERF,))]
+    none = [NameCount(*row) for row in conn.execute("""
+        select r.accelerator_name, count(*), x.note from benchmark_results r join accelerator_aliases x
+        on x.dataset = ? and x.name = r.accelerator_name and x.accelerator is null
+        group by r.accelerator_name order by r.accelerator_name""", (MLPERF,))]
+    measured = [slug for (slug,) in conn.execute("""
+        select slug from accelerators where slug in (select accelerator from benchmark_results
+        union select accelerator from achieved_rates) order by slug""")]
+    unmeasured = [slug for (slug,) in conn.execute("""
+        select slug from accelerators where slug not in (select coalesce(accelerator, '') from benchmark_results
+        union select accelerator from achieved_rates) order by slug""")]
+    return MeasuredCoverage(rounds, unmapped, none, measured, unmeasured)
+
+
+def format_measured(m: MeasuredCoverage) -> list[str]:
+    lines = ["", "measured: benchmark results per round (accelerator names through accelerator_aliases, dataset mlperf)",
+             "round  rows  mapped  means-none  unmapped  no-accelerator  mapped share (of named)"]
+    for r in m.rounds:
+        lines.append(f"{r.round:6} {r.rows:5} {r.mapped:7} {r.means_none:11} {r.unmapped:9} {r.no_name:15}  "
+                     f"{r.mapped_share:.1%}")
+    lines.append(f"unmapped names ({len(m.unmapped)}): add a row to data/aliases/mlperf.yml")
+    lines += [f"  {n.name} ({n.rows} results)" for n in m.unmapped]
+    lines.append(f"names meaning no accelerator ({len(m.means_none)}): mixed systems, boards of two GPUs")
+    lines += [f"  {n.name} ({n.rows} results): {n.note}" for n in m.means_none]
+    lines.append(f"accelerators with a measurement ({len(m.measured)}): {', '.join(m.measured)}")
+    lines.append(f"accelerators without one ({len(m.unmeasured)}): {', '.join(m.unmeasured)}")
     return lines

@@ -479,6 +479,72 @@ TABLES = (
         Field("note", "text", "What each side says and why one is wrong, or what each counts.", required=True),
     ), slug_from=("dataset", "accelerator", "field"), label="slug", sort="slug",
         derived=(slug("Derived: dataset-accelerator-field."),)),
+    Table("benchmark_results", "Audited benchmark results (MLPerf Inference): one row per system, benchmark and "
+          "scenario of a round's published summary, as the summary states it. Submitted by vendors and their "
+          "partners, audited by MLCommons: measured, not promised.", (
+        slug("Derived from the round, result ID, benchmark as written and scenario: the result ID names a system's "
+             "submission, not one row."),
+        Field("round", "text", "Benchmark round (v4.1, v5.1, v6.0...).", required=True, facet=True),
+        Field("result_id", "text", "The result ID the round's summary gives (MLCommons' permalink for the system's "
+              "submission; one ID covers every benchmark and scenario of that system).", required=True),
+        Field("division", "enum", "closed (the reference model and its accuracy target, comparable) or open "
+              "(changes allowed, not comparable).", required=True, choices=("closed", "open"), facet=True),
+        Field("category", "text", "datacenter or edge, as the summary gives it (a few systems are both).",
+              required=True),
+        Field("availability", "text", "available, preview or rdi (research, development, internal), as stated."),
+        Field("submitter", "text", "Organization that submitted the result.", required=True),
+        Field("system", "text", "System name as the summary gives it."),
+        Field("platform", "text", "The submission's system folder (its name in the results repository)."),
+        Field("accelerator_name", "text", "Accelerator exactly as the summary writes it (null: the summary names "
+              "none, a system without accelerators); mapped to a slug through accelerator_aliases (dataset mlperf)."),
+        Field("accelerators_per_node", "int", "Accelerators per node, as stated.", minimum=0),
+        Field("nodes", "int", "Nodes of the system, as stated.", minimum=1),
+        Field("total_accelerators", "int", "Accelerators of the whole system, as stated (the v6.0 summary) or "
+              "accelerators_per_node × nodes (kind derived).", minimum=0),
+        Field("benchmark", "text", "The benchmark model without its accuracy target (llama2-70b, "
+              "mixtral-8x7b...).", required=True, facet=True),
+        Field("accuracy_target", "text", "Accuracy target in percent of the reference model (99, 99.9), where the "
+              "benchmark has several: results under different targets are never compared."),
+        Field("model", "ref", "The LLM of the models table the benchmark runs, where the knowledge base has it "
+              "(the roofline needs its configuration).", ref="models"),
+        Field("scenario", "text", "Offline, Server, Interactive, SingleStream or MultiStream.", required=True,
+              facet=True),
+        Field("weight_formats", "text", "Weight data types as the summary states them (the summaries state no "
+              "activation formats)."),
+        Field("result", "number", "The performance result, in `units`.", required=True),
+        Field("units", "text", "Unit of the result as stated (Tokens/s, Samples/s, Queries/s, Latency (ms)...).",
+              required=True),
+        Field("software", "text", "Software stack as stated."),
+        Field("details_url", "url", "The system's results folder in MLCommons' results repository."),
+        source(required=True), note(),
+    ), label="slug", cited=True, sort="slug", derived=(
+        Field("accelerator", "ref", "The accelerator the name means, from accelerator_aliases (dataset mlperf); "
+              "null when the name maps to none (a mixed system) or has no alias yet (`computekb report` lists "
+              "it).", ref="accelerators", facet=True),
+        Field("result_per_accelerator", "number", "result ÷ total_accelerators, for throughput units (per "
+              "second) only; latencies are not divided."),
+        Field("roofline_per_accelerator", "number", "Memory-bound decode ceiling per accelerator, tokens/s "
+              "(docs/DATA.md, Measured results: the batch, context and formats assumed), for Tokens/s results of "
+              "a model and an accelerator with a bandwidth."),
+        Field("roofline_share", "number", "result_per_accelerator ÷ roofline_per_accelerator."),
+        Field("roofline_basis", "text", "The assumptions of the ceiling: layout, batch, context, weight and KV bits."),
+    )),
+    Table("achieved_rates", "Rates measured by others on real hardware: memory bandwidth by kernel and matrix "
+          "multiply throughput, each beside the datasheet peak of the same accelerator, precision and engine.", (
+        slug(),
+        Field("accelerator", "ref", "Accelerator measured.", required=True, ref="accelerators", facet=True),
+        Field("measure", "enum", "memory-bandwidth (device memory, GB/s) or matmul (dense matrix multiply, "
+              "TFLOPS).", required=True, choices=("memory-bandwidth", "matmul"), facet=True),
+        Field("kernel", "text", "The kernel or benchmark and its shape, as the source names them.", required=True),
+        Field("precision", "ref", "Input precision of a matmul (null for bandwidth).", ref="number_formats",
+              facet=True),
+        Field("bandwidth_gbs", "quantity", "Achieved memory bandwidth.", unit="GB/s"),
+        Field("tflops", "quantity", "Achieved dense matrix throughput (matrix engine).", unit="TFLOPS"),
+        Field("software", "text", "Software the source states (library, framework, driver versions)."),
+        Field("measured", "date", "Date of the measurement, or of the source's revision that reports it when the "
+              "source dates no measurement (the note says which)."),
+        source(required=True), note(),
+    ), label="slug", cited=True, sort="slug", one_of=("bandwidth_gbs", "tflops")),
     Table("runtime_memory", "Device memory as the runtime sees it (what nvidia-smi or the driver reports), where it "
           "differs from the marketing figure.", (
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),

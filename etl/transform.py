@@ -17,7 +17,7 @@ from itertools import groupby
 from operator import itemgetter
 from typing import NamedTuple
 
-from . import sizing
+from . import roofline, sizing
 from .schema import LIST_COLUMNS, REFS, STAGED_ROWS, TABLES, TABLES_BY_NAME, TIERS, UNITS
 
 DERIVED_LABEL_LENGTH = 90
@@ -101,8 +101,16 @@ def add_memory_gb(row):
     row["memory_gb"] = round(row["memory_mib"] * sizing.MIB / 1e9, 3)
 
 
+def add_result_per_accelerator(result):
+    """A throughput (a unit per second) divided over the system's accelerators; latencies are not divided."""
+    accelerators = result["total_accelerators"]
+    per_second = result["units"].endswith("/s")
+    result["result_per_accelerator"] = round(result["result"] / accelerators, 4) if per_second and accelerators else None
+
+
 ROW_COLUMNS = {"sources": add_source_columns, "articles": add_article_columns, "cloud_offers": add_price_per_gpu_hour,
-               "prices": add_per_device_amount, "models": add_model_parameters, "runtime_memory": add_memory_gb}
+               "prices": add_per_device_amount, "models": add_model_parameters, "runtime_memory": add_memory_gb,
+               "benchmark_results": add_result_per_accelerator}
 ARCHITECTURE_FIELDS = {f for f in sizing.Architecture.__dataclass_fields__} | {"vision_params_b"}
 
 
@@ -366,6 +374,93 @@ def price_columns(stage):
     stage.set_column("accelerators", "cheapest_gpu_hour_usd", cheapest_gpu_hours(offers, current))
 
 
+MLPERF_DATASET = "mlperf"
+ROOFLINE_UNITS = "Tokens/s"
+
+
+class Roofline(NamedTuple):
+    """The derived roofline columns of one benchmark result."""
+
+    slug: str
+    per_accelerator: float | None
+    share: float | None
+    basis: str | None
+
+
+def benchmark_accelerators(aliases, results):
+    """(result slug, accelerator) of every result whose accelerator name has an alias to an accelerator;
+    `aliases` gives records of dataset, name and accelerator, `results` of slug and accelerator_name."""
+    mapped = {a["name"]: a["accelerator"] for a in aliases if a["dataset"] == MLPERF_DATASET and a["accelerator"]}
+    for result in results:
+        if result["accelerator_name"] in mapped:
+            yield result["slug"], mapped[result["accelerator_name"]]
+
+
+class DeviceFigures(NamedTuple):
+    memory_gb: float
+    bandwidth_gbs: float
+
+
+def device_figures(accelerators, runtime_memory):
+    """{accelerator: DeviceFigures} where both are known: memory as the runtime sees it where known,
+    else the smaller of the vendor's memory and addressable memory (as the what-fits query)."""
+    seen = {row["accelerator"]: row["memory_gb"] for row in runtime_memory}
+    figures = {}
+    for a in accelerators:
+        stated = [m for m in (a["memory_gb"], a["addressable_memory_gb"]) if m is not None]
+        memory = seen.get(a["slug"], min(stated) if stated else None)
+        if memory is not None and a["memory_bandwidth_gbs"]:
+            figures[a["slug"]] = DeviceFigures(memory, a["memory_bandwidth_gbs"])
+    return figures
+
+
+def rooflines(results, accelerator_of, devices, architectures, bits_of):
+    """The Roofline of every tokens/s result of a model and an accelerator with memory and bandwidth.
+
+    `results` gives records of slug, model, weight_formats, accelerators_per_node, scenario, units and
+    result_per_accelerator; `architectures` maps a model slug to its sizing.Architecture."""
+    ceilings = {}  # many results share a model, format, accelerator, node size and scenario
+    for r in results:
+        accelerator = accelerator_of.get(r["slug"])
+        device, arch = devices.get(accelerator), architectures.get(r["model"])
+        bits = roofline.weight_bits(r["weight_formats"], bits_of)
+        if None in (device, arch, bits, r["result_per_accelerator"]) or r["units"] != ROOFLINE_UNITS:
+            continue
+        key = (r["model"], bits, accelerator, r["accelerators_per_node"], r["scenario"])
+        if key not in ceilings:
+            ceilings[key] = roofline.ceiling(arch, bits, device.memory_gb, device.bandwidth_gbs,
+                                             r["accelerators_per_node"], r["scenario"])
+        found = ceilings[key]
+        if not found:
+            continue
+        share = r["result_per_accelerator"] / found.tokens_per_s
+        if share > 1:
+            # above the ceiling of its own stated format: that format cannot be what ran
+            yield Roofline(r["slug"], None, None, f"not kept: the result is {share:.2f} × the ceiling of the stated "
+                                                  f"weight format ({found.basis})")
+        else:
+            yield Roofline(r["slug"], round(found.tokens_per_s, 2), round(share, 4), found.basis)
+
+
+def benchmark_columns(stage):
+    """The accelerator of each benchmark result (through the alias table) and its roofline columns."""
+    aliases = stage.select("accelerator_aliases", ("dataset", "name", "accelerator"))
+    accelerator_of = dict(benchmark_accelerators(aliases, stage.select("benchmark_results", ("slug", "accelerator_name"))))
+    stage.set_column("benchmark_results", "accelerator", accelerator_of.items())
+    devices = device_figures(stage.select("accelerators", ("slug", "memory_gb", "addressable_memory_gb", "memory_bandwidth_gbs")),
+                             stage.select("runtime_memory", ("accelerator", "memory_gb")))
+    architectures = {m["slug"]: sizing.Architecture.from_row(json.loads(m["architecture"]))
+                     for m in stage.select("models", ("slug", "architecture"))}
+    bits_of = {f["slug"]: f["effective_bits"] or f["bits"]
+               for f in stage.select("number_formats", ("slug", "effective_bits", "bits")) if f["bits"] is not None}
+    found = list(rooflines(stage.select("benchmark_results", ("slug", "model", "weight_formats", "accelerators_per_node",
+                                                               "scenario", "units", "result_per_accelerator")),
+                           accelerator_of, devices, architectures, bits_of))
+    for column, field in (("roofline_per_accelerator", "per_accelerator"), ("roofline_share", "share"),
+                          ("roofline_basis", "basis")):
+        stage.set_column("benchmark_results", column, ((r.slug, getattr(r, field)) for r in found))
+
+
 def cross_file_columns(stage):
     """Set the columns that depend on rows of other files, once every file is staged in `stage` (a load.StagingDatabase)."""
     articles = stage.select("articles", ("translation_key", "slug", "language"), order_by=("translation_key", "slug"))
@@ -393,6 +488,7 @@ def cross_file_columns(stage):
     ranges = list(tier_range(stage.select("citations", ("table_name", "row_slug", "source")), tier_of, accelerator_of))
     stage.set_column("accelerators", "strongest_tier", ((r.accelerator, r.strongest) for r in ranges))
     stage.set_column("accelerators", "weakest_tier", ((r.accelerator, r.weakest) for r in ranges))
+    benchmark_columns(stage)
     stage.set_column("citations", "tier", ((source["slug"], source["tier"]) for source in sources), key="source")
     kinds = ((source["slug"], default_citation_kind(source["tier"], source["article"])) for source in sources)
     stage.set_column("citations", "kind", kinds, key="source", only_null=True)

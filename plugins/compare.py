@@ -17,6 +17,7 @@ from rapidfuzz import fuzz, process
 
 from etl.citation_text import shown_title
 from etl.load import DENSE_PRECISIONS
+from etl.measured import compare_rows, read
 from etl.metadata import DATABASE
 from etl.schema import AUTHORED, ENGINES, TABLES_BY_NAME
 
@@ -270,7 +271,13 @@ async def comparison(datasette, db, slugs, known):
     rows = await table(db, slugs, specs, sql, one_scope)
     return {"columns": columns, "rows": rows, "chart": chart(rows, columns), "one_scope": one_scope,
             "articles": await articles(db, slugs), "links": query_links(datasette, sql, slugs),
-            "lower_is_better": sorted(LOWER_IS_BETTER)}
+            "lower_is_better": sorted(LOWER_IS_BETTER), "measured": await measured(db, slugs)}
+
+
+async def measured(db, slugs):
+    """The measured rows, like with like: benchmark results of every round, achieved rates (etl/measured.py)."""
+    results, rates = await read(db, slugs, latest_only=False)
+    return compare_rows(slugs, results, rates)
 
 
 def display(value):

@@ -381,7 +381,27 @@ CHECKS = {
                      "a slug of the accelerators table")],
     "search-articles": lambda args, lookup: [None if search_words(args.get("q", "")) else "q is required: words to search for"],
 }
+CHECKS.update({
+    name: lambda args, lookup: benchmark_problems(args, lookup)
+    for name in ("measured-vs-roofline", "best-result-per-accelerator")})
 ALWAYS_CHECKED = {"per-dollar-per-watt"}  # no parameter is required: an empty form is an answer
+
+
+# The measured queries: a benchmark is required; scenario, accuracy target and round narrow it when given.
+BENCHMARK_FILTERS = ("scenario", "accuracy_target", "round")
+
+
+def benchmark_problems(args, lookup):
+    problems = [slug_problem("benchmark", given(args, "benchmark"),
+                             lookup.values("select distinct benchmark from benchmark_results"),
+                             "a benchmark of benchmark_results (llama2-70b, mixtral-8x7b...)")]
+    for name in BENCHMARK_FILTERS:
+        value = given(args, name)
+        if name in args and value:
+            known = lookup.values(f"select distinct {name} from benchmark_results where {name} is not null")
+            problems.append(None if value in known else
+                            f"{name} {value!r} is not one of: {', '.join(sorted(known))} (leave it empty for all)")
+    return problems
 
 
 def max_context_problem(args, lookup):

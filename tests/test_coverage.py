@@ -110,3 +110,4 @@ def test_report_command_prints_the_real_database(db_path):
     assert lines[lines.index("prices") - 3].split()[:2] == ["all", str(count)]
     priced = sqlite3.connect(db_path).execute("select count(*) from accelerators where launch_price_usd > 0").fetchone()
     assert f"accelerators with a launch price: {priced[0]}" in lines
+    assert any(line.startswith("round  rows  mapped") for line in lines)  # the measured section

@@ -1,0 +1,159 @@
+"""Measured beside promised: what the pages read of audited benchmark results and achieved rates.
+
+The spec sheet's *Measured* section (plugins/measured.py) and the compare
+page's measured rows (plugins/compare.py) read here: for each accelerator, its
+MLPerf results (closed division, per accelerator), best and median per
+benchmark, accuracy target and scenario of the latest round that has them, the best's result ID linking to MLCommons' results and
+its citation, and the share of the memory-bound ceiling where one is
+computable; then the achieved bandwidth and matmul rates with their
+percentage of the datasheet peak (the `achieved_vs_peak` view).
+"""
+
+import statistics
+from dataclasses import dataclass
+
+RESULTS_TABLE = "benchmark_results"
+TOKENS = "Tokens/s"
+# Rounds sort by their number (v4.1 < v5.1 < v6.0 < v10.0), not as text.
+ROUND_ORDER = "cast(substr(round, 2) as real)"
+
+RESULTS_SQL = f"""
+    select b.slug, b.accelerator, b.round, {ROUND_ORDER} as round_number, b.result_id, b.benchmark,
+           b.accuracy_target, b.scenario, b.units, b.result_per_accelerator, b.total_accelerators, b.submitter,
+           b.system, b.details_url, b.roofline_share, b.roofline_per_accelerator, b.availability,
+           c.slug as citation, c.tier
+    from {RESULTS_TABLE} b
+    left join citations c on c.table_name = '{RESULTS_TABLE}' and c.row_slug = b.slug and c.field = 'result'
+    where b.division = 'closed' and b.result_per_accelerator is not null and b.accelerator in ({{picked}})
+    order by b.benchmark, b.accuracy_target, b.scenario, b.result_per_accelerator desc, b.slug"""
+ACHIEVED_SQL = """
+    select v.*, c.slug as citation, c.tier
+    from achieved_vs_peak v
+    left join citations c on c.table_name = 'achieved_rates' and c.row_slug = v.slug
+      and c.field in ('bandwidth_gbs', 'tflops')
+    where v.accelerator in ({picked})
+    order by v.accelerator, v.measure desc, v.precision, v.slug"""
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """What makes two results comparable: the same benchmark, accuracy target, scenario and round."""
+
+    benchmark: str
+    accuracy_target: str | None
+    scenario: str
+    round: str
+
+    @property
+    def label(self) -> str:
+        target = f" ({self.accuracy_target}%)" if self.accuracy_target else ""
+        return f"{self.benchmark}{target} {self.scenario}, {self.round}"
+
+
+@dataclass
+class ResultRow:
+    """One benchmark of one accelerator in one round: the best result and the median of all."""
+
+    key: Benchmark
+    unit: str                 # per accelerator
+    best: dict                # the best result's row
+    median: float
+    results: int
+
+    @property
+    def best_shown(self) -> str:
+        return shown(self.best["result_per_accelerator"])
+
+    @property
+    def median_shown(self) -> str:
+        return shown(self.median)
+
+    @property
+    def share_shown(self) -> str | None:
+        """The best's share of the roofline as a percentage: one decimal below 10% (0.4%, not 0%)."""
+        share = self.best["roofline_share"]
+        if share is None:
+            return None
+        return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
+
+
+def shown(value: float) -> str:
+    """Thousands apart and no false precision: 3 significant digits below 100 (7.24 samples/s), whole above."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def per_accelerator_unit(units: str) -> str:
+    return f"{units} per accelerator"
+
+
+def picked_sql(slugs):
+    return ", ".join(f":p{i}" for i in range(len(slugs)))
+
+
+def picked_params(slugs):
+    return {f"p{i}": slug for i, slug in enumerate(slugs)}
+
+
+def result_rows(rows, latest_only=True):
+    """{accelerator: [ResultRow]} from RESULTS_SQL rows (best first in each group); with `latest_only`,
+    only the latest round of each accelerator, benchmark, accuracy target and scenario."""
+    latest = {}
+    for r in rows:
+        series = (r["accelerator"], r["benchmark"], r["accuracy_target"], r["scenario"])
+        latest[series] = max(latest.get(series, r["round_number"]), r["round_number"])
+    groups = {}
+    for r in rows:
+        if latest_only and r["round_number"] != latest[(r["accelerator"], r["benchmark"], r["accuracy_target"], r["scenario"])]:
+            continue
+        key = Benchmark(r["benchmark"], r["accuracy_target"], r["scenario"], r["round"])
+        groups.setdefault((r["accelerator"], key), []).append(r)
+    out = {}
+    # tokens/s benchmarks (the LLMs) first, then by benchmark, target, scenario and round
+    for (accelerator, key), members in sorted(groups.items(), key=lambda item: (
+            item[1][0]["units"] != TOKENS, item[0][1].benchmark, item[0][1].accuracy_target or "",
+            item[0][1].scenario, item[1][0]["round_number"])):
+        values = [m["result_per_accelerator"] for m in members]
+        out.setdefault(accelerator, []).append(ResultRow(key, per_accelerator_unit(members[0]["units"]), members[0],
+                                                         statistics.median(values), len(values)))
+    return out
+
+
+async def read(db, slugs, latest_only=True):
+    """(result rows by accelerator, achieved rows by accelerator) of the accelerators `slugs`."""
+    picked, params = picked_sql(slugs), picked_params(slugs)
+    results = await db.execute(RESULTS_SQL.format(picked=picked), params)
+    achieved = await db.execute(ACHIEVED_SQL.format(picked=picked), params)
+    rates = {}
+    for r in achieved.rows:
+        rates.setdefault(r["accelerator"], []).append(dict(r))
+    return result_rows([dict(r) for r in results.rows], latest_only), rates
+
+
+@dataclass
+class CompareRow:
+    """One comparable measure across the compared accelerators: a cell per column, None where it has none."""
+
+    label: str
+    unit: str
+    cells: list
+
+
+def compare_rows(slugs, results, rates):
+    """Like with like: a row per benchmark, accuracy target, scenario and round (the best result of each
+    accelerator), then a row per achieved measure, precision and source (its percentage of peak); with
+    several accelerators, only the rows that at least two of them have."""
+    by_key = {}
+    for slug in slugs:
+        for row in results.get(slug, []):
+            by_key.setdefault((row.key.label, row.unit), {})[slug] = row
+    rows = [CompareRow(label, unit, [cells.get(slug) for slug in slugs]) for (label, unit), cells in sorted(by_key.items())]
+    by_rate = {}
+    for slug in slugs:
+        for rate in rates.get(slug, []):
+            label = f"{rate['measure']} {rate['precision'] or ''} ({rate['source']})".replace("  ", " ")
+            best = by_rate.setdefault((label, "% of peak"), {})
+            if slug not in best or (rate["percent_of_peak"] or 0) > (best[slug]["percent_of_peak"] or 0):
+                best[slug] = rate
+    rows += [CompareRow(label, unit, [cells.get(slug) for slug in slugs]) for (label, unit), cells in sorted(by_rate.items())]
+    least = min(2, len(slugs))
+    return [row for row in rows if sum(cell is not None for cell in row.cells) >= least]

@@ -1,0 +1,180 @@
+"""Import MLPerf Inference results: a round's `summary_results.json` in, a YAML data file out.
+
+The importer is the only code that reads MLCommons' summaries; what it writes
+goes under `data/benchmarks/` and is built like every other data file (one
+path for data: YAML, then `computekb build`). Each file holds the summary's
+source record (the file at the commit read) and one `benchmark_results` record
+per row, every value as the summary states it. Accelerator names stay as
+written: the build maps them through `data/aliases/mlperf.yml`, and the names
+no alias row covers are printed here and listed by `computekb report`.
+"""
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import yaml
+
+from .aliases import Resolution, resolve
+
+DATASET = "mlperf"
+FOLDER = "benchmarks"
+RESULTS_REPOSITORY = "https://github.com/mlcommons/inference_results_{round}"
+# The benchmark's model in the models table, where the knowledge base has it (the roofline needs its config).
+MODELS = {
+    "llama2-70b": "llama-2-70b",
+    "llama3.1-405b": "llama-3-1-405b",
+    "llama3.1-8b": "llama-3-1-8b",
+    "llama3.1-8b-edge": "llama-3-1-8b",
+    "mixtral-8x7b": "mixtral-8x7b",
+    "gpt-oss-120b": "gpt-oss-120b",
+}
+ACCURACY_TARGET = re.compile(r"^(?P<benchmark>.+)-(?P<target>9\d(?:\.\d+)?)$")  # llama2-70b-99.9, yolo-95
+
+
+class SummaryError(ValueError):
+    """A summary that cannot be imported: names the file and the row."""
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Where one round's summary was read."""
+
+    round: str            # v4.1
+    repository: str       # owner/name of the repository that publishes it (MLCommons)
+    commit: str           # the commit whose file was read
+    path: str             # path of the file in the repository
+    retrieved: str        # YYYY-MM-DD
+    read_via: str | None = None  # owner/name of the copy read, when not the repository itself
+    models: tuple = ()    # (benchmark, model slug) pairs added to MODELS
+
+    @property
+    def slug(self) -> str:
+        return f"mlperf-inference-{slugify(self.round)}-summary"
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.repository}/blob/{self.commit}/{self.path}"
+
+
+class Imported(NamedTuple):
+    path: Path
+    rows: int
+    names: Resolution
+
+
+def slugify(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def whole(value) -> int | None:
+    """A count as the summaries write it (8, 8.0, "8", or "" for none)."""
+    if value in ("", None):
+        return None
+    number = float(value)
+    if number != int(number):
+        raise ValueError(f"not a whole number: {value!r}")
+    return int(number)
+
+
+def split_target(model: str) -> tuple[str, str | None]:
+    """('llama2-70b', '99.9') from 'llama2-70b-99.9'; a benchmark with one target keeps its name."""
+    match = ACCURACY_TARGET.match(model)
+    return (match["benchmark"], match["target"]) if match else (model, None)
+
+
+def details_url(summary: Summary, location: str) -> str:
+    """The system's folder in MLCommons' results repository, from the row's Location
+    (`closed/<submitter>/results/<system>/...`): the summaries' own Details links point
+    to other copies in some rounds."""
+    parts = location.removeprefix("./").split("/")[:4]
+    return f"{RESULTS_REPOSITORY.format(round=summary.round)}/tree/main/{'/'.join(parts)}"
+
+
+def source_record(summary: Summary) -> dict:
+    note = (f"MLPerf Inference {summary.round} results summary, one row per system, benchmark and scenario; "
+            f"published by MLCommons in {summary.repository} (Apache 2.0), read at commit {summary.commit}. "
+            "Results are submitted by vendors and their partners and audited by MLCommons.")
+    if summary.read_via:
+        note += (f" Read through the copy {summary.read_via}, which holds that commit; the official repository "
+                 "is too large to read whole.")
+    record = {"slug": summary.slug, "url": summary.url, "title": summary.path, "publisher": "MLCommons",
+              "kind": "benchmark", "tier": "independent-measurement", "retrieved": summary.retrieved, "note": note}
+    if summary.read_via:
+        record["read_via"] = f"https://github.com/{summary.read_via}/blob/{summary.commit}/{summary.path}"
+    return record
+
+
+def result_record(summary: Summary, row: dict) -> dict:
+    """One benchmark_results record of a summary row, values as stated (counts made whole)."""
+    benchmark, target = split_target(row["Model"])
+    per_node, nodes = whole(row.get("a#")), whole(row.get("Nodes"))
+    record = {
+        "slug": f"mlperf-{slugify(row['ID'].removeprefix('v'))}-{slugify(row['Model'])}-{slugify(row['Scenario'])}",
+        "round": summary.round, "result_id": row["ID"], "division": row["Category"], "category": row["Suite"],
+        "availability": row.get("Availability") or None, "submitter": row["Submitter"],
+        "system": row.get("System") or None, "platform": row.get("Platform") or None,
+        "accelerator_name": row.get("Accelerator") or None,
+        "accelerators_per_node": per_node, "nodes": nodes,
+        "total_accelerators": total_accelerators(row, per_node, nodes),
+        "benchmark": benchmark, "accuracy_target": target, "model": {**MODELS, **dict(summary.models)}.get(benchmark),
+        "scenario": row["Scenario"], "weight_formats": str(row.get("weight_data_types") or "") or None,
+        "result": row["Performance_Result"], "units": row["Performance_Units"],
+        "software": row.get("Software") or None, "details_url": details_url(summary, row["Location"]),
+        "source": summary.slug, "note": row_note(row),
+    }
+    return {key: value for key, value in record.items() if value is not None}
+
+
+def total_accelerators(row: dict, per_node: int | None, nodes: int | None):
+    """As stated (the v6.0 summary), else per node × nodes, cited as derived."""
+    stated = whole(row.get("Total Accelerators"))
+    if stated is not None:
+        return stated
+    if per_node is None or nodes is None:
+        return None
+    return {"value": per_node * nodes, "kind": "derived", "note": "accelerators per node (a#) × nodes, as stated"}
+
+
+def row_note(row: dict) -> str | None:
+    notes = [row["Notes"].strip()] if (row.get("Notes") or "").strip() else []
+    if row.get("inferred") in (1, "1", True):
+        notes.append("The summary marks this result as inferred (inferred: 1).")
+    return " ".join(notes) or None
+
+
+def records(summary: Summary, rows: Iterable[dict]) -> list[dict]:
+    out, seen = [], set()
+    for number, row in enumerate(rows, 1):
+        try:
+            record = result_record(summary, row)
+        except (KeyError, ValueError) as error:
+            raise SummaryError(f"{summary.path} row {number} ({row.get('ID', '?')}): {error}") from None
+        if record["slug"] in seen:
+            raise SummaryError(f"{summary.path} row {number}: {record['slug']} twice (same ID, model and scenario)")
+        seen.add(record["slug"])
+        out.append(record)
+    return out
+
+
+def read_summary(path: Path) -> list[dict]:
+    """The rows of a summary file: a list of rows, or (v6.1's summary.json) a mapping of row number to row."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return list(data.values()) if isinstance(data, dict) else data
+
+
+def write(summary: Summary, rows: list[dict], data_dir: Path) -> Imported:
+    """Write `data/benchmarks/mlperf-inference-<round>.yml` and resolve its accelerator names."""
+    results = records(summary, rows)
+    target = data_dir / FOLDER / f"mlperf-inference-{slugify(summary.round)}.yml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    header = (f"# Written by `computekb import mlperf` from {summary.url}\n"
+              "# Do not edit by hand: re-run the importer (accelerator names map through data/aliases/mlperf.yml).\n")
+    body = yaml.safe_dump({"sources": [source_record(summary)], "benchmark_results": results},
+                          sort_keys=False, allow_unicode=True, width=120)
+    target.write_text(header + body, encoding="utf-8")
+    names = resolve(data_dir, DATASET, [r["accelerator_name"] for r in results if "accelerator_name" in r])
+    return Imported(target, len(results), names)

@@ -1,0 +1,216 @@
+"""Measured results (MLPerf Inference summaries), their rooflines, the decode_efficiency calibration and
+achieved rates, on the fixture data (tests/fixture/data/benchmarks, made from tests/fixture/mlperf by the
+importer). Expected values are worked out by hand in the comments."""
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from etl.cli import cli
+from etl.measured import shown
+from etl.mlperf import Summary, details_url, split_target, whole
+from etl.report import RoundCoverage, measured_coverage
+from etl.roofline import batch_regime, weight_bits
+
+FIXTURE = Path(__file__).parent / "fixture"
+IMPORT_ARGS = ["--summary", str(FIXTURE / "mlperf" / "summary_results.json"), "--round", "v1.0",
+               "--repository", "mlcommons/inference_results_v1.0",
+               "--commit", "0123456789abcdef0123456789abcdef01234567", "--retrieved", "2026-12-01",
+               "--model", "tiny-dense=tiny-dense"]
+# The roofline of tiny-dense (2 layers, hidden 1000, 8 heads and 8 KV heads of 125, FFN 3000, vocabulary 1000,
+# untied) on acme-x1 (96 GB, 4.8 TB/s), 8 accelerators per node, FP8 weights and KV, 2,048-token sequences:
+#   TP 8 (8 divides the 8 heads). Per device: attention 2 × (2×1000×1000 + 2×1000×1000) / 8 = 1,000,000 B;
+#   FFN 2 × 3 × 1000 × 3000 / 8 = 2,250,000 B; embedding and head 2 × 1000 × 1000 / 8 = 250,000 B:
+#   weights 3,500,000 B. Reserve 2048 × (4×1000 + (2×1000 + 2×3000 + 1000) / 8) × 2 B = 20,992,000 B.
+#   KV per sequence 2 × 1 × 125 × 2 × 2048 × 1 B = 1,024,000 B. Free 0.9 × 96e9 − 3,500,000 − 20,992,000
+#   = 86,375,508,000 B: batch 84,351. A step reads 1,000,000 + 2,250,000 + 125,000 (head) + 84,351 × 1,024,000
+#   = 86,378,799,000 B: 4.8e12 / that = 55.5692 tokens/s a sequence, × 84,351 / 8 = 585,914.61 per accelerator.
+ROOFLINE = 585914.61
+
+
+@pytest.fixture(scope="module")
+def db(fixture_db):
+    conn = sqlite3.connect(f"file:{fixture_db}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    yield conn
+    conn.close()
+
+
+def result(db, slug):
+    return db.execute("select * from benchmark_results where slug = ?", (slug,)).fetchone()
+
+
+def test_importer_writes_the_committed_fixture(tmp_path):
+    """Re-importing the fixture summary gives the data file the fixture holds, byte for byte."""
+    (tmp_path / "aliases").mkdir()
+    (tmp_path / "aliases" / "mlperf.yml").write_bytes((FIXTURE / "data" / "aliases" / "mlperf.yml").read_bytes())
+    out = CliRunner().invoke(cli, ["import", "mlperf", *IMPORT_ARGS, "--data", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    assert "8 results" in out.output and "unmapped: Zeta Z9" in out.output
+    written = tmp_path / "benchmarks" / "mlperf-inference-v1-0.yml"
+    assert written.read_text() == (FIXTURE / "data" / "benchmarks" / "mlperf-inference-v1-0.yml").read_text()
+    records = yaml.safe_load(written.read_text())["benchmark_results"]
+    first = records[0]
+    assert (first["slug"], first["benchmark"], first["accuracy_target"], first["model"]) == (
+        "mlperf-1-0-0001-tiny-dense-99-offline", "tiny-dense", "99", "tiny-dense")
+    assert first["total_accelerators"] == {"value": 8, "kind": "derived", "note": "accelerators per node (a#) × nodes, as stated"}
+    assert "accelerator_name" not in records[-1] and "accelerators_per_node" not in records[-1]  # "" in the summary
+    assert records[4]["note"] == "The summary marks this result as inferred (inferred: 1)."
+
+
+def test_importer_refuses_a_bad_model_option(tmp_path):
+    out = CliRunner().invoke(cli, ["import", "mlperf", *IMPORT_ARGS, "--model", "nothing", "--data", str(tmp_path)])
+    assert out.exit_code == 2 and "BENCHMARK=SLUG" in out.output
+
+
+def test_summary_fields():
+    assert split_target("llama2-70b-99.9") == ("llama2-70b", "99.9")
+    assert split_target("3d-unet-99") == ("3d-unet", "99")
+    assert split_target("llama3.1-405b") == ("llama3.1-405b", None)
+    assert split_target("gpt-oss-120b") == ("gpt-oss-120b", None)
+    assert [whole(v) for v in (8, 8.0, "8", "", None)] == [8, 8, 8, None, None]
+    with pytest.raises(ValueError):
+        whole(2.5)
+    summary = Summary("v6.0", "mlcommons/inference_results_v6.0", "ab" * 20, "summary_results.json", "2026-12-02")
+    assert details_url(summary, "./closed/AMD/results/8xMI355X/llama2-70b-99/Offline/performance/run_1") == (
+        "https://github.com/mlcommons/inference_results_v6.0/tree/main/closed/AMD/results/8xMI355X")
+    assert summary.url == f"https://github.com/mlcommons/inference_results_v6.0/blob/{'ab' * 20}/summary_results.json"
+
+
+def test_weight_bits_take_the_narrowest_stated_format():
+    bits = {"bf16": 16, "fp16": 16, "fp32": 32, "fp8": 8, "fp8-e4m3": 8, "fp4": 4, "mxfp4": 4.25}
+    assert weight_bits("BF16/F32/F8_E4M3/U8", bits) == 8
+    assert weight_bits("fp8,bf16", bits) == 8
+    assert weight_bits("bf16, fp8, fp4", bits) == 4
+    assert weight_bits("MXFP4", bits) == 4.25
+    assert weight_bits("UNSET", bits) is None
+    assert weight_bits(None, bits) is None
+    assert [batch_regime(s) for s in ("Offline", "Server", "Interactive", "SingleStream", "MultiStream")] == [
+        "large-batch", "large-batch", "large-batch", "batch-1", None]
+
+
+def test_results_per_accelerator_and_their_accelerators(db):
+    rows = {r["slug"]: r for r in db.execute("select * from benchmark_results")}
+    assert len(rows) == 8
+    # 960,000 tokens/s on 8 × 1 accelerators
+    assert rows["mlperf-1-0-0001-tiny-dense-99-offline"]["result_per_accelerator"] == 120000
+    # a latency is not divided; a system with no accelerator count has no per-accelerator result
+    assert rows["mlperf-1-0-0004-tiny-dense-99-singlestream"]["result_per_accelerator"] is None
+    assert rows["mlperf-1-0-0008-resnet-offline"]["result_per_accelerator"] is None
+    # 100,000 on 2 nodes of 8 ("8" as text in the summary): 6,250
+    assert rows["mlperf-1-0-0005-tiny-dense-99-offline"]["result_per_accelerator"] == 6250
+    accelerators = {slug: r["accelerator"] for slug, r in rows.items()}
+    assert accelerators["mlperf-1-0-0001-tiny-dense-99-offline"] == "acme-x1"
+    assert accelerators["mlperf-1-0-0007-tiny-dense-99-offline"] == "beta-b1"
+    assert accelerators["mlperf-1-0-0005-tiny-dense-99-offline"] is None   # the alias means none: a mixed system
+    assert accelerators["mlperf-1-0-0006-tiny-dense-99-offline"] is None   # no alias: listed by the report
+
+
+def test_every_value_cites_the_summary_as_a_measurement(db):
+    cited = db.execute("""select field, kind, tier, source from citations
+                          where table_name = 'benchmark_results' and row_slug = 'mlperf-1-0-0001-tiny-dense-99-offline'
+                          order by field""").fetchall()
+    assert [tuple(c) for c in cited] == [
+        ("accelerators_per_node", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
+        ("nodes", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
+        ("result", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
+        ("total_accelerators", "derived", "independent-measurement", "mlperf-inference-v1-0-summary"),
+    ]
+
+
+def test_roofline_of_a_result(db):
+    offline, server = result(db, "mlperf-1-0-0001-tiny-dense-99-offline"), result(db, "mlperf-1-0-0003-tiny-dense-99-server")
+    assert offline["roofline_per_accelerator"] == ROOFLINE
+    assert offline["roofline_share"] == 0.2048        # 120,000 / 585,914.61
+    assert server["roofline_share"] == 0.4096         # 240,000 / 585,914.61
+    assert offline["roofline_basis"] == "TP 8, batch 84351 of 2048 tokens, weights 8 bits, KV 8 bits, 96 GB at 4800 GB/s"
+    # no roofline: a latency, an unmapped accelerator, weights in formats the fixture does not know (bf16, fp8-e4m3)
+    for slug in ("mlperf-1-0-0004-tiny-dense-99-singlestream", "mlperf-1-0-0006-tiny-dense-99-offline",
+                 "mlperf-1-0-0007-tiny-dense-99-offline"):
+        assert result(db, slug)["roofline_share"] is None, slug
+
+
+def test_decode_efficiency(db):
+    """The best closed, available result of each group (Offline: 120,000 beats 60,000; Server: 240,000):
+    median of 0.2048 and 0.4096 = 0.3072, over 2 results; beta-b1 has no family and no roofline."""
+    rows = [dict(r) for r in db.execute("select * from decode_efficiency")]
+    assert [(r["accelerator_family"], r["model_class"], r["batch_regime"], r["efficiency"], r["results"]) for r in rows] == [
+        ("Acme One", "dense", "large-batch", 0.3072, 2)]
+    assert "median of measured ÷ roofline" in rows[0]["basis"]
+    columns = [c[1] for c in db.execute("pragma table_info(decode_efficiency)")]
+    assert columns == ["accelerator_family", "model_class", "batch_regime", "efficiency", "results", "basis"]
+
+
+def test_achieved_rates_beside_the_peak(db):
+    rows = {r["slug"]: dict(r) for r in db.execute("select * from achieved_vs_peak")}
+    assert (rows["acme-x1-hbm-copy"]["achieved"], rows["acme-x1-hbm-copy"]["peak"],
+            rows["acme-x1-hbm-copy"]["percent_of_peak"]) == (4200, 4800, 87.5)   # 4.2 of 4.8 TB/s
+    # no dense FP8 matrix figure for acme-x1 in the fixture: no percentage rather than a wrong one
+    assert (rows["acme-x1-matmul-fp8"]["unit"], rows["acme-x1-matmul-fp8"]["peak"],
+            rows["acme-x1-matmul-fp8"]["percent_of_peak"]) == ("TFLOPS", None, None)
+
+
+def test_report_measured_section(fixture_db):
+    conn = sqlite3.connect(fixture_db)
+    try:
+        coverage = measured_coverage(conn)
+    finally:
+        conn.close()
+    # 8 rows: 5 mapped (1, 2, 3, 4, 7), 1 mixed (5), 1 unmapped (6), 1 with no accelerator named (8)
+    assert coverage.rounds == [RoundCoverage("v1.0", 8, 5, 1, 1, 1)]
+    assert round(coverage.rounds[0].mapped_share, 4) == 0.7143   # 5 of the 7 named
+    assert [n.name for n in coverage.unmapped] == ["Zeta Z9"]
+    assert [(n.name, n.note) for n in coverage.means_none] == [("Mixed X1 (x4), B1 (x4)", "A system mixing X1 and B1.")]
+    assert coverage.measured == ["acme-x1", "beta-b1"] and coverage.unmeasured == ["acme-x2"]
+
+
+def test_shown_numbers():
+    assert [shown(v) for v in (120000, 90000.5, 7.2449, 0.0565)] == ["120,000", "90,000", "7.24", "0.0565"]
+
+
+async def test_spec_sheet_measured_section(fixture_client):
+    page = (await fixture_client.get("/computekb/accelerators/acme-x1")).text
+    section = page[page.index('id="section-measured"'):page.index('id="section-articles"')]
+    offline = section[section.index('data-benchmark="tiny-dense" data-scenario="Offline"'):]
+    offline = offline[:offline.index("</tr>")]
+    # best 120,000 (result v1.0-0001), median of 120,000 and 60,000, share 0.2048 of 585,915
+    assert ">120,000</a>" in offline and "90,000 <small>of 2</small>" in offline
+    assert "20% <small>of 585,915</small>" in offline
+    assert 'href="/computekb/citations/benchmark-results-mlperf-1-0-0001-tiny-dense-99-offline-result"' in offline
+    assert ('href="https://github.com/mlcommons/inference_results_v1.0/tree/main/closed/Acme/results/Sys1" '
+            'rel="noopener">v1.0-0001</a>') in offline
+    rates = section[section.index('class="achieved-rates'):]
+    assert re.search(r'data-measure="memory-bandwidth".*?>4,200\.0</a>.*?87\.5%', rates, re.S)
+    assert "no dense figure stored" in rates
+
+
+async def test_compare_measured_rows_like_with_like(fixture_client):
+    page = (await fixture_client.get("/-/compare?ids=acme-x1,beta-b1")).text
+    section = page[page.index('id="measured"'):page.index("<h2>Chart</h2>")]
+    # one row both have: tiny-dense 99% Offline v1.0 (acme-x1's best 120,000; beta-b1's 300)
+    assert re.findall(r'<tr data-measure="([^"]+)"', section) == ["tiny-dense (99%) Offline, v1.0"]
+    assert ">120,000</a>" in section and ">300</a>" in section
+    alone = (await fixture_client.get("/-/compare?ids=acme-x1,acme-x2")).text
+    assert "No benchmark or achieved rate has figures for two of these accelerators." in alone
+
+
+async def test_measured_queries_answer_and_refuse_bad_parameters(fixture_client):
+    rows = (await fixture_client.get("/computekb/measured-vs-roofline.json?benchmark=tiny-dense&scenario=Offline"
+                                     "&_shape=array")).json()
+    # the best Offline result of acme-x1 (120,000 beats 60,000); beta-b1's has no roofline
+    assert [(r["accelerator"], r["result_id"], r["measured_per_accelerator"], r["roofline_share"]) for r in rows] == [
+        ("acme-x1", "v1.0-0001", 120000, 0.2048)]
+    best = (await fixture_client.get("/computekb/best-result-per-accelerator.json?benchmark=tiny-dense"
+                                     "&scenario=Offline&_shape=array")).json()
+    # acme-x1: best 120,000, median of 120,000 and 60,000; beta-b1: its one result
+    assert [(r["accelerator"], r["best_per_accelerator"], r["median_per_accelerator"], r["results"]) for r in best] == [
+        ("acme-x1", 120000, 90000, 2), ("beta-b1", 300, 300, 1)]
+    for query in ("benchmark=nope", "benchmark=tiny-dense&scenario=Sideways", "benchmark=&round=v1.0"):
+        response = await fixture_client.get(f"/computekb/best-result-per-accelerator?{query}")
+        assert response.status_code == 400, query
+    refused = await fixture_client.get("/computekb/measured-vs-roofline?benchmark=tiny-dense&round=v9")
+    assert refused.status_code == 400 and "round &#39;v9&#39; is not one of: v1.0" in refused.text
