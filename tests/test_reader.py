@@ -13,7 +13,7 @@ import yaml
 from etl.paths import METADATA_YML
 from etl.transform import DERIVED_MARK
 from etl.units import typed_spelling
-from plugins.reader_fits import ContextError, context_tokens, memory_split, ranked
+from plugins.reader_fits import FormError, context_tokens, memory_split, ranked
 from plugins.reader_search import CLOSE, OPEN, fts_expression, marked
 from plugins.reader_spec import nearest_peers
 
@@ -47,7 +47,7 @@ def test_a_context_is_read_as_readers_write_it(text, tokens):
 
 @pytest.mark.parametrize("text", ["", "32q", "k", "-4k", "0", "0.3k"])
 def test_an_unreadable_context_is_refused(text):
-    with pytest.raises(ContextError):
+    with pytest.raises(FormError):
         context_tokens(text)
 
 
