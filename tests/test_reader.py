@@ -79,10 +79,10 @@ def test_ranking_puts_native_fits_first_then_the_fastest():
     assert [r["accelerator"] for r in ranked(rows)] == ["d", "c", "a", "b"]
 
 
-def test_memory_split_is_a_share_of_the_usable_memory():
-    split = memory_split({"usable_gb_per_device": 200, "weights_gb_per_device": 100,
-                          "kv_cache_gb_per_device": 50, "reserve_gb_per_device": 10})
-    assert split == {"weights": 50.0, "kv": 25.0, "reserve": 5.0}
+def test_memory_split_is_a_share_of_the_memory_the_runtime_sees():
+    split = memory_split({"memory_gb": 200, "usable_gb_per_device": 184, "weights_gb_per_device": 100,
+                          "kv_cache_gb_per_device": 50, "reserve_gb_per_device": 10, "headroom_gb_per_device": 16})
+    assert split == {"weights": 50.0, "kv": 25.0, "reserve": 5.0, "headroom": 8.0}
 
 
 def test_a_search_word_matches_its_synonyms_and_quotes_are_text():
