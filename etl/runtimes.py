@@ -53,7 +53,7 @@ class Runtime:
     name: str
     version: str        # the release or commit its figures were read at
     fraction_name: str  # the setting a reader changes ("" where there is none)
-    plan: Callable[["Model", float, int, int, float, "float | None"], Reserve]
+    plan: Callable[["Model", float, int, bool, float, "float | None"], Reserve]
 
 
 def forward_activation(model: Model, tokens: int, tp: int, bytes_per_value: float = 2) -> float:
@@ -98,22 +98,40 @@ def vllm_plan(model: Model, device_bytes: float, tp: int, large: bool, weights: 
                    overhead=VLLM_NON_TORCH.get(tp, VLLM_NON_TORCH_PARALLEL))
 
 
-# SGLang: when --mem-fraction-static is not given, server_args.py reserves MiB by
-# device memory and parallel size (tp × pp) and sets the fraction to
-# (memory − reserved) / memory; the reserve holds activations of the chunked
-# prefill (2,048, 8,192 or 16,384 tokens by memory) and the CUDA graph buffers.
-SGLANG_RESERVED_MIB = (  # (below this many MiB, reserved MiB as a function of the parallel size)
-    (35 * 1024, lambda parallel: (2.8 + parallel / 10) * 1024),
-    (90 * 1024, lambda parallel: (9.5 + parallel / 2) * 1024),
-    (160 * 1024, lambda parallel: (12 + parallel / 2) * 1024),
+# SGLang: when --mem-fraction-static is not given, _handle_gpu_memory_settings
+# (python/sglang/srt/server_args.py at 001067ff) picks the chunked prefill size
+# and the decode CUDA graphs' largest batch by device memory (MiB), reserves
+# 512 MiB + 1.5 MiB per prefill token + tp × pp / 8 GiB + 2 MiB per graph batch,
+# at least 10 GiB on devices above 60 GiB, and sets the fraction to
+# (memory − reserved) / memory, rounded to 3 decimals. The prefill CUDA graphs'
+# reserve (8 MiB per captured size, 1.5 GiB with MLA) is left out: whether
+# they are on by default was not read.
+@dataclass(frozen=True)
+class SglangDefaults:
+    below_mib: float
+    chunked_prefill: int
+    graph_batch: int            # decode CUDA graphs' largest batch below TP=4
+    graph_batch_tp4: int        # from TP=4
+
+
+SGLANG_DEFAULTS = (
+    SglangDefaults(20 * 1024, 2048, 8, 8),
+    SglangDefaults(35 * 1024, 2048, 24, 80),
+    SglangDefaults(60 * 1024, 4096, 32, 160),
+    SglangDefaults(160 * 1024, 8192, 256, 512),
+    SglangDefaults(float("inf"), 16384, 512, 512),
 )
-SGLANG_RESERVED_LARGEST_MIB = 32 * 1024
+SGLANG_FLOOR_ABOVE_MIB = 60 * 1024
+SGLANG_FLOOR_MIB = 10 * 1024
 
 
-def sglang_fraction(device_bytes: float, parallel: int) -> float:
+def sglang_fraction(device_bytes: float, tp: int) -> float:
     memory_mib = device_bytes / MIB
-    reserved = next((rule(parallel) for below, rule in SGLANG_RESERVED_MIB if memory_mib < below),
-                    SGLANG_RESERVED_LARGEST_MIB)
+    defaults = next(d for d in SGLANG_DEFAULTS if memory_mib < d.below_mib)
+    graph_batch = defaults.graph_batch if tp < 4 else defaults.graph_batch_tp4
+    reserved = 512 + max(defaults.chunked_prefill, 2048) * 1.5 + tp / 8 * 1024 + graph_batch * 2
+    if memory_mib > SGLANG_FLOOR_ABOVE_MIB:
+        reserved = max(reserved, SGLANG_FLOOR_MIB)
     return round((memory_mib - reserved) / memory_mib, 3)
 
 
@@ -123,9 +141,10 @@ def sglang_plan(model: Model, device_bytes: float, tp: int, large: bool, weights
                    activation=0.0, overhead=0.0)
 
 
-# TensorRT-LLM: the KV cache takes free_gpu_memory_fraction (0.9) of the memory
-# still free once the engine's weights and activation buffers are allocated;
-# the activation buffers are sized for max_num_tokens (8,192 by default).
+# TensorRT-LLM: the KV cache takes free_gpu_memory_fraction (0.9, KvCacheConfig
+# in the 1.4.0rc4 documentation) of the memory still free once the weights and
+# the activation buffers are allocated; the buffers are sized for
+# max_num_tokens, 8,192 in NVIDIA's deployment wrapper of its LLM API.
 TRTLLM_FREE_FRACTION = 0.9
 TRTLLM_MAX_NUM_TOKENS = 8192
 
@@ -138,8 +157,8 @@ def trtllm_plan(model: Model, device_bytes: float, tp: int, large: bool, weights
 
 
 # llama.cpp: no fraction; besides weights and KV cache it allocates compute
-# buffers for one micro-batch (n_ubatch, 512 by default), of which the FP32
-# logits of the micro-batch over the vocabulary are the largest part.
+# buffers for one micro-batch (n_ubatch, 512 in common/common.h at de93b991):
+# the FP32 activations of the micro-batch and its FP32 logits over the vocabulary.
 LLAMA_CPP_UBATCH = 512
 
 
@@ -153,11 +172,10 @@ def llama_cpp_plan(model: Model, device_bytes: float, tp: int, large: bool, weig
 RUNTIMES = {r.slug: r for r in (
     Runtime("vllm", "vLLM", "vllm-project/vllm 002f10e0 (cache.py), 99d7eb5d (arg_utils.py)",
             "gpu_memory_utilization", vllm_plan),
-    Runtime("sglang", "SGLang", "sgl-project/sglang server_args.py (the rule with speculative and DP-attention terms)",
-            "mem_fraction_static", sglang_plan),
-    Runtime("tensorrt-llm", "TensorRT-LLM", "NVIDIA/TensorRT-LLM KvCacheConfig documentation",
+    Runtime("sglang", "SGLang", "sgl-project/sglang 001067ff (server_args.py)", "mem_fraction_static", sglang_plan),
+    Runtime("tensorrt-llm", "TensorRT-LLM", "TensorRT-LLM 1.4.0rc4 documentation (KvCacheConfig)",
             "free_gpu_memory_fraction", trtllm_plan),
-    Runtime("llama-cpp", "llama.cpp", "ggml-org/llama.cpp (n_ubatch 512)", "", llama_cpp_plan),
+    Runtime("llama-cpp", "llama.cpp", "ggml-org/llama.cpp de93b991 (common/common.h)", "", llama_cpp_plan),
 )}
 DEFAULT_RUNTIME = "vllm"
 
