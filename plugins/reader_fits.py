@@ -115,6 +115,7 @@ class Form:
 
 def labelled(message):
     """A query's message with each parameter named as the page labels it ("tp" never reaches a reader)."""
+    message = re.sub(r"\btp=(\d+)", r"\1 devices", message)
     return "; ".join(re.sub(r"^(\w+)", lambda m: LABELS.get(m.group(1), m.group(1)), part)
                      for part in message.split("; "))
 
@@ -214,8 +215,8 @@ async def answer_rows(datasette, form, args, context):
     if answer.status_code != 200 or not data.get("ok", True):
         context["error"], context["status"] = query_error(answer), (answer.status_code if answer.status_code >= 400 else 400)
         return
-    rows = [{**row, "split": memory_split(row), "href": datasette.urls.row(DATABASE, "accelerators", row["accelerator"])}
-            for row in ranked(data["rows"])]
+    rows = [{**row, "split": memory_split(row), "href": datasette.urls.row(DATABASE, "accelerators", row["accelerator"]),
+             "problem": row["problem"] and labelled(row["problem"])} for row in ranked(data["rows"])]
     shown = [row for row in rows if form.keeps(row)]
     context["rows"], context["counts"] = shown, counts(shown)
     database = datasette.urls.database(DATABASE)
