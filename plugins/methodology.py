@@ -32,21 +32,23 @@ def sizing_html():
     return Markup(markdown.markdown(SIZING_DOC.read_text(encoding="utf-8"), extensions=["toc", "tables"]))
 
 
-async def methodology(request, datasette):
-    html = await datasette.render_template("methodology.html", {"methodology": methodology_html(), "doc": "docs/DATA.md",
-                                                                "title": "Methodology"}, request=request)
-    return Response.html(html)
+PAGES = {  # route: (title, document, what it is, its HTML)
+    "methodology": ("Methodology", "docs/DATA.md", "The rules every value of this knowledge base follows",
+                    methodology_html),
+    "sizing-formulas": ("LLM sizing: the formulas", "docs/LLM_MATH.md", "How the sizing pages and queries count",
+                        sizing_html),
+}
 
 
-async def sizing_formulas(request, datasette):
-    html = await datasette.render_template("methodology.html", {"methodology": sizing_html(), "doc": "docs/LLM_MATH.md",
-                                                                "title": "LLM sizing: the formulas"}, request=request)
-    return Response.html(html)
+async def document_page(request, datasette):
+    title, doc, intro, html_of = PAGES[request.url_vars["page"]]
+    context = {"methodology": html_of(), "doc": doc, "title": title, "intro": intro}
+    return Response.html(await datasette.render_template("methodology.html", context, request=request))
 
 
 @hookimpl
 def register_routes():
-    return [(r"^/-/methodology$", methodology), (r"^/-/sizing-formulas$", sizing_formulas)]
+    return [(r"^/-/(?P<page>methodology|sizing-formulas)$", document_page)]
 
 
 @hookimpl
