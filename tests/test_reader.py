@@ -401,5 +401,5 @@ async def test_the_form_submits_on_its_button_and_the_formulas_are_a_link(client
     assert '<button type="submit">Size it</button>' in page
     assert 'href="/-/sizing-formulas"' in page
     formulas = await client.get("/-/sizing-formulas")
-    assert formulas.status_code == 200 and "Decode ceiling" in formulas.text
+    assert formulas.status_code == 200 and "Speed: a ceiling and an expectation" in formulas.text
     assert "form.submit()" not in (STATIC_DIR / "reader.js").read_text(encoding="utf-8")
