@@ -124,7 +124,7 @@ def ranked(rows):
     """Native fits first, then other fits, then the rest; within each, the highest decode ceiling first."""
     def key(row):
         fits = bool(row["fits"])
-        return (not (fits and row["native"] == 1), not fits, -(row["decode_tokens_per_s"] or 0), row["accelerator"])
+        return (not (fits and row["native"] == 1), not fits, -(row["ceiling_tokens_per_s"] or 0), row["accelerator"])
     return sorted(rows, key=key)
 
 

@@ -362,7 +362,7 @@ async def test_the_largest_batch_for_every_accelerator_and_device_count(client, 
     # hold more than twice as many.
     assert 50 <= h100[1]["largest_batch"] <= 55
     assert h100[2]["largest_batch"] > 2 * h100[1]["largest_batch"]
-    assert h100[1]["batch_tokens_per_s"] > 0
+    assert h100[1]["ceiling_batch_tokens_per_s"] > 0
 
 
 # cost-per-million-tokens
@@ -386,7 +386,7 @@ async def test_cost_per_million_tokens_per_offer_in_its_own_currency(client, con
         offer = offers[row["offer"]]
         assert (row["currency"], row["price_per_hour"]) == (offer["currency"], offer["price_per_hour"])
         if offer["memory_bandwidth_gbs"] is None:  # no bandwidth known: no speed, no cost
-            assert (row["tokens_per_s"], row["cost_per_million_tokens"]) == (None, None), row["offer"]
+            assert (row["ceiling_tokens_per_s"], row["cost_per_million_tokens"]) == (None, None), row["offer"]
             continue
         if 8 % offer["gpu_count"]:  # tensor parallelism over GPUs that do not divide the 8 KV heads
             assert (row["tokens_per_s"], row["cost_per_million_tokens"]) == (None, None), row["offer"]
@@ -401,14 +401,14 @@ async def test_cost_per_million_tokens_per_offer_in_its_own_currency(client, con
         if n > 1:
             link = offer["interconnect_gbs"] / 2 * 1e9 if offer["interconnect_gbs"] else None
             step += 2 * 80 * ((2 * (n - 1) / n * 32 * 8192 * 2 / link if link else 0) + 6e-6)
-        assert row["tokens_per_s"] == pytest.approx(32 / step, rel=1e-3), row["offer"]
+        assert row["ceiling_tokens_per_s"] == pytest.approx(32 / step, rel=1e-3), row["offer"]
         # Fits: weights / gpu_count plus vLLM's reserve (at most 6 GB) within the usable memory; offers
         # closer than that to the edge are not decided by hand.
         per_gpu, usable = weights / n, offer["memory"] * USABLE
         if per_gpu > usable or per_gpu + 6 < usable:
             assert row["weights_fit"] == (per_gpu < usable), row["offer"]
         if row["weights_fit"]:
-            per_million = offer["price_per_hour"] / (row["tokens_per_s"] * 3600 / 1e6)
+            per_million = offer["price_per_hour"] / (row["ceiling_tokens_per_s"] * 3600 / 1e6)
             assert row["cost_per_million_tokens"] == pytest.approx(per_million, rel=1e-3), row["offer"]
         else:
             assert row["cost_per_million_tokens"] is None
@@ -426,10 +426,10 @@ async def test_cost_counts_the_experts_a_batch_touches(client):
     # So 8 sequences decode at 8 × 12.748 / 42.057 = 2.42 times one sequence's rate, not 8 times.
     one, eight = [by_offer(await run(client, "cost-per-million-tokens", model="mixtral-8x7b",
                                      weight_format="bf16", batch=batch)) for batch in ("1", "8")]
-    single_gpu = [offer for offer, row in one.items() if row["gpu_count"] == 1 and row["tokens_per_s"]]
+    single_gpu = [offer for offer, row in one.items() if row["gpu_count"] == 1 and row["ceiling_tokens_per_s"]]
     assert single_gpu
     for offer in single_gpu:
-        assert eight[offer]["tokens_per_s"] / one[offer]["tokens_per_s"] == pytest.approx(8 * 12.748 / 42.057, rel=0.01)
+        assert eight[offer]["ceiling_tokens_per_s"] / one[offer]["ceiling_tokens_per_s"] == pytest.approx(8 * 12.748 / 42.057, rel=0.01)
 
 
 @pytest.mark.parametrize("params, message", [

@@ -72,10 +72,10 @@ def test_peers_of_the_same_family_then_class_come_before_closer_strangers():
 
 
 def test_ranking_puts_native_fits_first_then_the_fastest():
-    rows = [{"accelerator": "a", "fits": 1, "native": 0, "decode_tokens_per_s": 500},
-            {"accelerator": "b", "fits": 0, "native": 1, "decode_tokens_per_s": 900},
-            {"accelerator": "c", "fits": 1, "native": 1, "decode_tokens_per_s": 100},
-            {"accelerator": "d", "fits": 1, "native": 1, "decode_tokens_per_s": 200}]
+    rows = [{"accelerator": "a", "fits": 1, "native": 0, "ceiling_tokens_per_s": 500},
+            {"accelerator": "b", "fits": 0, "native": 1, "ceiling_tokens_per_s": 900},
+            {"accelerator": "c", "fits": 1, "native": 1, "ceiling_tokens_per_s": 100},
+            {"accelerator": "d", "fits": 1, "native": 1, "ceiling_tokens_per_s": 200}]
     assert [r["accelerator"] for r in ranked(rows)] == ["d", "c", "a", "b"]
 
 

@@ -74,7 +74,7 @@ async def test_what_fits_refuses_llama_70b_fp8_on_one_h100_at_16k(client):
                              "&kv_format=bf16&context=16384&tp=1")).json()["rows"]
     h100 = next(r for r in rows if r["accelerator"] == "nvidia-h100-sxm")
     assert h100["fits"] == 0 and h100["shortfall_gb_per_device"] > 0
-    assert h100["smallest_devices_that_fit"] == 2 and h100["decode_tokens_per_s"] is None
+    assert h100["smallest_devices_that_fit"] == 2 and h100["ceiling_tokens_per_s"] is None
 
 
 @pytest.mark.xfail(strict=True, reason="llm-d's gpt-oss-120b row does not add up (71.26 GiB − 64.38 of weights − "
@@ -235,7 +235,7 @@ async def test_expected_is_the_ceiling_times_the_measured_efficiency(efficiency_
     by = {r["accelerator"]: r for r in rows}
     h100, b200 = by["nvidia-h100-sxm"], by["nvidia-b200"]
     assert h100["fits"] and h100["efficiency"] == 0.5 and h100["efficiency_basis"] == "MLPerf Inference v4.1, Llama 2 70B"
-    assert h100["expected_batch_tokens_per_s"] == pytest.approx(h100["batch_tokens_per_s"] * 0.5, abs=0.1)
+    assert h100["expected_batch_tokens_per_s"] == pytest.approx(h100["ceiling_batch_tokens_per_s"] * 0.5, abs=0.1)
     assert b200["fits"] and b200["expected_batch_tokens_per_s"] is None and b200["efficiency"] is None
     page = (await efficiency_client.get("/-/what-fits?model=llama-3-1-70b&weights=format%3Afp8&kv_format=fp8"
                                         "&context=4k&batch=32&devices=8&accelerator=nvidia-h100-sxm")).text
