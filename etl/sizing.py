@@ -615,12 +615,13 @@ def weights_used_per_token(arch: Architecture, counts: Parameters, tp: int) -> f
     the routed experts the token is sent to, and the output head."""
     routed = counts.routed_experts * arch.experts_per_token / arch.experts if arch.experts else 0
     split = counts.dense_ffn + routed + counts.shared_experts + counts.router + (counts.output_head or counts.embedding)
-    return arch.layers * attention_parameters_per_rank(arch, tp) + split / tp
+    return mixer_parameters_per_rank(arch, tp) + split / tp
 
 
 def attention_flops_per_token(arch: Architecture, tp: int, attended: float) -> float:
-    """Scores and weighted values of one query token over `attended` cached tokens, all layers, one rank."""
-    return 4 * arch.layers * query_width(arch) / tp * attended
+    """Scores and weighted values of one query token over `attended` cached tokens, in every softmax-attention
+    layer, on one rank (linear-attention and state-space layers update a fixed state instead)."""
+    return 4 * arch.attention_layers * query_width(arch) / tp * attended
 
 
 def communication_s(arch: Architecture, layout: Layout, device: Device, tokens: int) -> float:
