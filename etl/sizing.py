@@ -680,14 +680,23 @@ def smallest_layout(arch: Architecture, checkpoint: Checkpoint, device: Device, 
     """The first layout that fits, in the order a deployment grows: tensor
     parallelism within one node first (the divisors of the attention heads up
     to `max_tp`), then pipeline stages across nodes, each stage with the
-    smallest TP that fits. None when nothing fits."""
+    smallest TP that fits. None when nothing fits.
+
+    More stages never need more memory a device, so the fewest stages that fit
+    at the widest TP are found by bisection (a model of 126 layers is sized a
+    few times, not 126 × the TPs), then the narrowest TP that fits with them."""
     tps = [d for d in divisors(arch.attention_heads) if d <= max_tp]
-    for pp in range(1, arch.layers + 1):
-        for tp in tps:
-            sizing = size(arch, checkpoint, Layout(tp, pp), device, workload)
-            if sizing.fits:
-                return sizing
-    return None
+
+    def fits(tp, pp):
+        return size(arch, checkpoint, Layout(tp, pp), device, workload).fits
+
+    if not fits(tps[-1], arch.layers):
+        return None
+    low, high = 0, arch.layers  # the widest TP does not fit on `low` stages (0: none), fits on `high`
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if fits(tps[-1], middle) else (middle, high)
+    return next(s for tp in tps if (s := size(arch, checkpoint, Layout(tp, high), device, workload)).fits)
 
 
 # Backwards

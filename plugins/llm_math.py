@@ -364,16 +364,21 @@ def arities(fn):
 
 
 def efficiency_of(conn):
-    """`decode_efficiency(family, model_class, regime)`: the measured share of the
+    """`decode_efficiency_of(family, model_class, regime)`: the measured share of the
     ceiling as JSON {efficiency, basis, results}, NULL when the database holds no
-    such table or no row for the case (then there is no expected figure)."""
+    decode_efficiency table or no row for the case (then there is no expected
+    figure). The table is read once, when the connection opens: the database is
+    immutable, and a lookup must not run a query inside the query that calls it."""
+    try:
+        rows = conn.execute("select accelerator_family, model_class, batch_regime, efficiency, basis, results "
+                            "from decode_efficiency").fetchall()
+    except sqlite3.Error:  # no such table (before the results are built, or another database)
+        rows = []
+    table = {(family, model_class, regime): json.dumps({"efficiency": efficiency, "basis": basis, "results": results})
+             for family, model_class, regime, efficiency, basis, results in rows}
+
     def lookup(family, model_class, regime):
-        if family is None or not conn.execute(
-                "select 1 from sqlite_master where name = 'decode_efficiency'").fetchone():
-            return None
-        row = conn.execute("select efficiency, basis, results from decode_efficiency where accelerator_family = ? "
-                           "and model_class = ? and batch_regime = ?", (family, model_class, regime)).fetchone()
-        return None if row is None else json.dumps({"efficiency": row[0], "basis": row[1], "results": row[2]})
+        return table.get((family, model_class, regime))
     return lookup
 
 
@@ -382,7 +387,7 @@ def prepare_connection(conn):
     for fn in FUNCTIONS:
         for count in arities(fn):
             conn.create_function(fn.__name__, count, fn, deterministic=True)
-    conn.create_function("decode_efficiency_of", 3, efficiency_of(conn))
+    conn.create_function("decode_efficiency_of", 3, efficiency_of(conn), deterministic=True)
 
 
 # Parameter checks of the canned queries

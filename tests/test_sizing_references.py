@@ -246,3 +246,22 @@ async def test_without_an_efficiency_the_page_says_why(client):
     page = (await client.get("/-/what-fits?model=llama-3-1-70b&weights=format%3Afp8&kv_format=fp8&context=4k"
                              "&accelerator=nvidia-h100-sxm")).text
     assert "expected: no measured efficiency for Hopper" in page
+
+
+def brute_force_layout(arch, weights, device, workload):
+    """Every layout in the order a deployment grows, the first that fits: what the bisection must find."""
+    tps = [d for d in sizing.divisors(arch.attention_heads) if d <= 8]
+    return next(((tp, pp) for pp in range(1, arch.layers + 1) for tp in tps
+                 if sizing.size(arch, weights, sizing.Layout(tp, pp), device, workload).fits), None)
+
+
+@pytest.mark.parametrize("model", ["llama-3-1-70b", "llama-3-1-405b", "deepseek-v3", "qwen3-30b-a3b", "gpt-oss-120b"])
+@pytest.mark.parametrize("runtime", ["vllm", "sglang"])
+def test_the_smallest_layout_is_the_first_in_growing_order(conn, model, runtime):
+    arch = architecture(conn, model)
+    for memory_gib, batch in ((24, 1), (80, 16), (141, 64)):
+        device = sizing.Device(memory_gib * GIB, 3000, None, None, "test")
+        workload = sizing.Workload(32768, batch, 16, None, runtime)
+        found = sizing.smallest_layout(arch, BF16, device, workload)
+        expected = brute_force_layout(arch, BF16, device, workload)
+        assert (None if found is None else (found.layout.tp, found.layout.pp)) == expected, (model, memory_gib, batch)
