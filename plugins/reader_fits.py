@@ -174,7 +174,10 @@ def query_error(answer):
     except ValueError:
         data = {}
     error = str(data.get("error") or "")
-    if "interrupted" in error.lower() or "time limit" in error.lower() or answer.status_code in (408, 504):
+    # Datasette answers a query over its time limit with the title "SQL Interrupted" and an error of HTML
+    # holding the SQL: none of it reaches the page
+    interrupted = "interrupted" in f"{data.get('title', '')} {error}".lower() or "time limit" in error.lower()
+    if interrupted or answer.status_code in (408, 504):
         return ("This question took longer than the server allows. Choose fewer accelerators (a vendor or a "
                 "class), a shorter context or a given number of devices, and size it again.")
     if answer.status_code == 400 and error and "select" not in error.lower():

@@ -390,8 +390,10 @@ def test_query_messages_are_labelled_and_timeouts_are_a_sentence():
             if self.body is None:
                 raise ValueError("not JSON")
             return self.body
-    timeout = query_error(Answer(400, {"ok": False, "error": "interrupted", "title": "SQL Interrupted"}))
-    assert timeout.startswith("This question took longer than the server allows")
+    timeout = query_error(Answer(400, {"ok": False, "title": "SQL Interrupted", "error": (
+        "<p>SQL query took too long. The time limit is controlled by the <a href=\"...\">sql_time_limit_ms</a> "
+        "configuration option.</p><textarea>with checked as (select ...</textarea><script>...</script>")}))
+    assert timeout.startswith("This question took longer than the server allows") and "<" not in timeout
     assert query_error(Answer(500, None)) == "The query could not answer this question."
     assert "select" not in query_error(Answer(400, {"error": "near select: syntax error with select ..."})).lower()
 
