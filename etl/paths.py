@@ -18,3 +18,4 @@ TEMPLATES_DIR = ROOT / "templates"
 STATIC_DIR = ROOT / "static"
 STATIC_MOUNT = "assets"             # served at /assets/
 DATA_DOC = ROOT / "docs" / "DATA.md"  # its methodology section is also a page (plugins/methodology.py)
+SIZING_DOC = ROOT / "docs" / "LLM_MATH.md"  # the sizing formulas, also a page (plugins/methodology.py)

@@ -545,10 +545,13 @@ TABLES = (
               "source dates no measurement (the note says which)."),
         source(required=True), note(),
     ), label="slug", cited=True, sort="slug", one_of=("bandwidth_gbs", "tflops")),
-    Table("runtime_memory", "Device memory as the runtime sees it (what nvidia-smi or the driver reports), where it "
-          "differs from the marketing figure.", (
+    Table("runtime_memory", "Device memory as the runtime sees it, where a log, issue or document states it: the total "
+          "the framework sizes its fraction of (torch), the driver's total (nvidia-smi), or Apple's default GPU "
+          "working-set limit for unified memory. One row per accelerator; elsewhere the sizing reads the printed "
+          "capacity as GiB and flags it estimated.", (
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
-        Field("memory_mib", "int", "Total memory the driver exposes, in MiB (2^20 bytes).", required=True, minimum=1),
+        Field("memory_mib", "int", "Total memory the runtime can use, in MiB (2^20 bytes); the note says who reports it.",
+              required=True, minimum=1),
         source(), note(),
     ), slug_from=("accelerator",), cited=True, derived=(
         slug("Derived: the accelerator's slug."),

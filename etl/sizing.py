@@ -15,6 +15,8 @@ import math
 from dataclasses import dataclass, fields
 from functools import lru_cache
 
+from etl import runtimes
+
 GB = 1e9
 MIB = 2**20
 GATED_FFN_MATRICES = 3  # gate, up and down projections (SwiGLU, GeGLU): every model here
@@ -456,6 +458,9 @@ def expected_distinct_experts(experts: int, per_token: int, batch: int) -> float
 class Device:
     memory_bytes: float      # as the runtime sees it
     bandwidth_gbs: float | None
+    dense_tflops: float | None = None   # dense matrix peak in the format the weights compute in
+    link_gbs: float | None = None       # accelerator-to-accelerator bandwidth, one direction
+    slug: str = ""                      # runtimes choose some defaults by device (vLLM: not on an A100)
 
 
 @dataclass(frozen=True)
@@ -463,9 +468,8 @@ class Workload:
     context: int             # tokens per sequence
     batch: int               # sequences decoded together
     kv_bits: float
-    utilization: float = 0.9          # share of device memory the runtime may fill (vLLM's gpu_memory_utilization)
-    prefill_chunk: int = 2048         # tokens of one prefill step, for the activation reserve
-    activation_bits: float = 16
+    utilization: float | None = None  # the runtime's fraction; None: the runtime's own default
+    runtime: str | None = runtimes.DEFAULT_RUNTIME  # None: no runtime, `utilization` of the memory for weights and cache
 
 
 @dataclass(frozen=True)
@@ -477,16 +481,42 @@ class Sizing:
     weights_per_device: float
     kv_per_sequence: float        # on one device
     kv_per_device: float
-    reserve_per_device: float     # activation peak of one prefill chunk
-    usable_per_device: float
+    reserve: runtimes.Reserve     # what the runtime keeps besides weights and KV cache
+    memory_per_device: float
     fits: bool
     step_bytes_per_device: float  # read per decode step, summed over pipeline stages
-    tokens_per_s_per_sequence: float | None
-    tokens_per_s: float | None
+    speed: "Speed | None"         # None: the device's bandwidth is unknown
+
+    @property
+    def reserve_per_device(self) -> float:
+        """The runtime's reserve inside its fraction: activation peak and other memory."""
+        return self.reserve.activation + self.reserve.overhead
+
+    @property
+    def usable_per_device(self) -> float:
+        """Memory the runtime fills: the device less the headroom outside its fraction."""
+        return self.memory_per_device - self.reserve.headroom
 
     @property
     def needed_per_device(self) -> float:
         return self.weights_per_device + self.kv_per_device + self.reserve_per_device
+
+    @property
+    def kv_pool_per_device(self) -> float:
+        """Memory the runtime gives the KV cache: what is left once weights and reserve are placed."""
+        return self.usable_per_device - self.weights_per_device - self.reserve_per_device
+
+    @property
+    def shortfall_per_device(self) -> float:
+        return max(self.needed_per_device - self.usable_per_device, 0.0)
+
+    @property
+    def tokens_per_s_per_sequence(self) -> float | None:
+        return self.speed.per_sequence if self.speed else None
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        return self.speed.batch_tokens_per_s if self.speed else None
 
 
 def stage_share(arch: Architecture, pp: int) -> float:
@@ -505,14 +535,23 @@ def weights_per_device(arch: Architecture, counts: Parameters, checkpoint: Check
     return layered * stage_share(arch, layout.pp) + ends / layout.tp
 
 
-def activation_reserve(arch: Architecture, workload: Workload, tp: int) -> float:
-    """Activation peak of one prefill chunk on one rank: the hidden state, the
-    attention and FFN intermediates and the logits of `prefill_chunk` tokens.
-    An estimate (runtimes measure it by profiling); see docs/LLM_MATH.md."""
+def query_width(arch: Architecture) -> int:
+    return arch.attention_heads * (arch.head_dim or (arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0))
+
+
+def runtime_model(arch: Architecture) -> runtimes.Model:
+    """The widths a runtime's activation reserve depends on."""
     ffn_width = max(arch.intermediate_size or 0, (arch.moe_intermediate_size or 0) * max(arch.experts_per_token, 1))
-    q_width = arch.attention_heads * (arch.head_dim or (arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0))
-    per_token = 4 * arch.hidden_size + (2 * q_width + 2 * ffn_width + arch.vocab_size) / tp
-    return workload.prefill_chunk * per_token * workload.activation_bits / 8
+    return runtimes.Model(arch.hidden_size, query_width(arch), ffn_width, arch.vocab_size)
+
+
+def runtime_reserve(arch: Architecture, device: Device, workload: Workload, tp: int, weights: float) -> runtimes.Reserve:
+    """What the workload's runtime keeps on one device (docs/LLM_MATH.md, etl/runtimes.py)."""
+    if workload.runtime is None:
+        return runtimes.Reserve(device.memory_bytes * (1 - (workload.utilization or 1)), 0.0, 0.0)
+    large = runtimes.vllm_large_device(device.memory_bytes, device.slug)
+    return runtimes.runtime(workload.runtime).plan(runtime_model(arch), device.memory_bytes, tp, large, weights,
+                                                   workload.utilization)
 
 
 def step_bytes(arch: Architecture, counts: Parameters, checkpoint: Checkpoint, layout: Layout,
@@ -535,8 +574,93 @@ def step_bytes(arch: Architecture, counts: Parameters, checkpoint: Checkpoint, l
     return layered + router + head / layout.tp + kv_per_device * layout.pp
 
 
+# Speed: the ceiling the device's limits allow
+
+# One all-reduce of a few kB costs about 6 µs on two H100s over NVLink with CUDA
+# graphs (NVIDIA nccl issue #1259); the same figure is used for every link.
+ALLREDUCE_LATENCY_S = 6e-6
+ACTIVATION_BYTES = 2  # the hidden state crosses links in BF16
+
+
+@dataclass(frozen=True)
+class Speed:
+    """Seconds of one decode step on one device, by what limits it, and the prefill of one prompt."""
+
+    batch: int
+    memory_s: float                # step bytes over the memory bandwidth
+    compute_s: float | None        # step FLOPs over the dense peak (None: peak unknown)
+    communication_s: float         # tensor-parallel all-reduces and pipeline hand-offs
+    prefill_s: float | None        # time to first token for a prompt of `context` tokens (compute-bound)
+
+    @property
+    def step_s(self) -> float:
+        return max(self.memory_s, self.compute_s or 0.0) + self.communication_s
+
+    @property
+    def bound(self) -> str:
+        return "compute" if (self.compute_s or 0.0) > self.memory_s else "memory"
+
+    @property
+    def per_sequence(self) -> float:
+        return 1 / self.step_s
+
+    @property
+    def batch_tokens_per_s(self) -> float:
+        return self.batch / self.step_s
+
+
+def weights_used_per_token(arch: Architecture, counts: Parameters, tp: int) -> float:
+    """Parameters one rank multiplies per token over all layers: attention (its
+    replicated parts whole), dense FFN, shared experts and router split by TP,
+    the routed experts the token is sent to, and the output head."""
+    routed = counts.routed_experts * arch.experts_per_token / arch.experts if arch.experts else 0
+    split = counts.dense_ffn + routed + counts.shared_experts + counts.router + (counts.output_head or counts.embedding)
+    return mixer_parameters_per_rank(arch, tp) + split / tp
+
+
+def attention_flops_per_token(arch: Architecture, tp: int, attended: float) -> float:
+    """Scores and weighted values of one query token over `attended` cached tokens, in every softmax-attention
+    layer, on one rank (linear-attention and state-space layers update a fixed state instead)."""
+    return 4 * arch.attention_layers * query_width(arch) / tp * attended
+
+
+def communication_s(arch: Architecture, layout: Layout, device: Device, tokens: int) -> float:
+    """Two all-reduces of the hidden state per layer (after attention and after
+    the FFN) across the TP ranks, and one hand-off per pipeline boundary, for
+    `tokens` tokens (ring all-reduce: 2 (tp − 1) / tp of the bytes cross each link)."""
+    hidden_bytes = tokens * arch.hidden_size * ACTIVATION_BYTES
+    link = device.link_gbs * GB if device.link_gbs else None
+    total = 0.0
+    if layout.tp > 1:
+        moved = 2 * (layout.tp - 1) / layout.tp * hidden_bytes
+        total += 2 * arch.layers * ((moved / link if link else 0.0) + ALLREDUCE_LATENCY_S)
+    if layout.pp > 1:
+        total += (layout.pp - 1) * ((hidden_bytes / link if link else 0.0) + ALLREDUCE_LATENCY_S)
+    return total
+
+
+def speed(arch: Architecture, counts: Parameters, layout: Layout, device: Device, workload: Workload,
+          read: float) -> Speed | None:
+    """The decode step of the batch (each sequence at `context` tokens) and the
+    prefill of one prompt of `context` tokens; None when the bandwidth is unknown."""
+    if not device.bandwidth_gbs:
+        return None
+    peak = device.dense_tflops * 1e12 if device.dense_tflops else None
+    used = weights_used_per_token(arch, counts, layout.tp)
+    step_flops = workload.batch * (2 * used + attention_flops_per_token(arch, layout.tp, workload.context))
+    # A causal prompt attends on average to half of itself.
+    prefill_flops = workload.context * (2 * used + attention_flops_per_token(arch, layout.tp, workload.context / 2))
+    return Speed(
+        batch=workload.batch,
+        memory_s=read / (device.bandwidth_gbs * GB),
+        compute_s=step_flops / peak if peak else None,
+        communication_s=communication_s(arch, layout, device, workload.batch),
+        prefill_s=prefill_flops / peak + communication_s(arch, layout, device, workload.context) if peak else None,
+    )
+
+
 def size(arch: Architecture, checkpoint: Checkpoint, layout: Layout, device: Device, workload: Workload) -> Sizing:
-    """Whether the deployment fits on every device, and how fast it can decode."""
+    """Whether the deployment fits on every device with the workload's runtime, and how fast it can decode."""
     problem = layout_problem(arch, layout)
     if problem:
         raise SizingError(problem)
@@ -544,13 +668,11 @@ def size(arch: Architecture, checkpoint: Checkpoint, layout: Layout, device: Dev
     weights = weights_per_device(arch, counts, checkpoint, layout)
     kv_sequence = kv_bytes(arch, workload.context, 1, workload.kv_bits, layout.tp) * stage_share(arch, layout.pp)
     kv_device = kv_sequence * workload.batch
-    reserve = activation_reserve(arch, workload, layout.tp)
-    usable = device.memory_bytes * workload.utilization
+    reserve = runtime_reserve(arch, device, workload, layout.tp, weights)
     read = step_bytes(arch, counts, checkpoint, layout, workload.batch, kv_device)
-    per_sequence = device.bandwidth_gbs * GB / read if device.bandwidth_gbs else None
-    return Sizing(layout, checkpoint_bytes(counts, checkpoint), weights, kv_sequence, kv_device, reserve, usable,
-                  weights + kv_device + reserve <= usable, read, per_sequence,
-                  per_sequence * workload.batch if per_sequence else None)
+    fits = weights + kv_device + reserve.activation + reserve.overhead <= device.memory_bytes - reserve.headroom
+    return Sizing(layout, checkpoint_bytes(counts, checkpoint), weights, kv_sequence, kv_device, reserve,
+                  device.memory_bytes, fits, read, speed(arch, counts, layout, device, workload, read))
 
 
 def smallest_layout(arch: Architecture, checkpoint: Checkpoint, device: Device, workload: Workload,
@@ -558,22 +680,30 @@ def smallest_layout(arch: Architecture, checkpoint: Checkpoint, device: Device, 
     """The first layout that fits, in the order a deployment grows: tensor
     parallelism within one node first (the divisors of the attention heads up
     to `max_tp`), then pipeline stages across nodes, each stage with the
-    smallest TP that fits. None when nothing fits."""
+    smallest TP that fits. None when nothing fits.
+
+    More stages never need more memory a device, so the fewest stages that fit
+    at the widest TP are found by bisection (a model of 126 layers is sized a
+    few times, not 126 × the TPs), then the narrowest TP that fits with them."""
     tps = [d for d in divisors(arch.attention_heads) if d <= max_tp]
-    for pp in range(1, arch.layers + 1):
-        for tp in tps:
-            sizing = size(arch, checkpoint, Layout(tp, pp), device, workload)
-            if sizing.fits:
-                return sizing
-    return None
+
+    def fits(tp, pp):
+        return size(arch, checkpoint, Layout(tp, pp), device, workload).fits
+
+    if not fits(tps[-1], arch.layers):
+        return None
+    low, high = 0, arch.layers  # the widest TP does not fit on `low` stages (0: none), fits on `high`
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if fits(tps[-1], middle) else (middle, high)
+    return next(s for tp in tps if (s := size(arch, checkpoint, Layout(tp, high), device, workload)).fits)
 
 
 # Backwards
 
 def free_for_kv(arch: Architecture, checkpoint: Checkpoint, layout: Layout, device: Device, workload: Workload) -> float:
     """Bytes left on each device for the KV cache once weights and reserve are placed."""
-    sizing = size(arch, checkpoint, layout, device, workload)
-    return sizing.usable_per_device - sizing.weights_per_device - sizing.reserve_per_device
+    return size(arch, checkpoint, layout, device, workload).kv_pool_per_device
 
 
 def largest_batch(arch: Architecture, checkpoint: Checkpoint, layout: Layout, device: Device, workload: Workload) -> int:

@@ -186,81 +186,158 @@ class Question:
     workload: sizing.Workload
 
 
-def question(architecture, bits, memory_gb, bandwidth_gbs, context, batch, kv_bits, utilization):
-    if number("utilization", utilization, positive=True) > 1:
-        raise ValueError(f"utilization must be in (0, 1], got {utilization}")
+def fraction_of(name, value):
+    """A runtime's memory fraction: NULL for the runtime's own default, else in (0, 1]."""
+    if value is None:
+        return None
+    if number(name, value, positive=True) > 1:
+        raise ValueError(f"{name} must be in (0, 1], got {value}")
+    return float(value)
+
+
+def runtime_of(value):
+    slug = sizing.runtimes.DEFAULT_RUNTIME if value is None else str(value).strip().lower()
+    if slug not in sizing.runtimes.RUNTIMES:
+        raise ValueError(f"runtime must be one of {', '.join(sizing.runtimes.RUNTIMES)}, got {value!r}")
+    return slug
+
+
+def optional_number(name, value):
+    return None if value is None else number(name, value)
+
+
+def question(architecture, bits, device, context, batch, kv_bits, utilization, runtime=None):
+    """`device`: a mapping with memory_gb and, where known, bandwidth_gbs, dense_tflops, link_gbs, slug."""
     return Question(architecture_of(architecture), sizing.Checkpoint(**json.loads(bits)),
-                    sizing.Device(number("memory_gb", memory_gb, positive=True) * sizing.GB,
-                                  None if bandwidth_gbs is None else number("bandwidth_gbs", bandwidth_gbs)),
+                    sizing.Device(number("memory_gb", device["memory_gb"], positive=True) * sizing.GB,
+                                  optional_number("bandwidth_gbs", device.get("bandwidth_gbs")),
+                                  optional_number("dense_tflops", device.get("dense_tflops")),
+                                  optional_number("link_gbs", device.get("link_gbs")), str(device.get("slug") or "")),
                     sizing.Workload(whole("context", context), whole("batch", batch),
-                                    number("kv_bits", kv_bits, positive=True), float(utilization)))
+                                    number("kv_bits", kv_bits, positive=True), fraction_of("utilization", utilization),
+                                    runtime_of(runtime)))
 
 
 def layout_of(tp, pp):
     return sizing.Layout(whole("tp", tp), whole("pp", pp))
 
 
-def answer(q: Question, sizing_result: sizing.Sizing | None, problem: str | None = None) -> str:
+def gb(value):
+    return round(value / sizing.GB, 4)
+
+
+def speed_answer(speed: sizing.Speed | None) -> dict:
+    """The decode ceiling (per sequence and for the batch), what bounds it, and the time to first token."""
+    if speed is None:
+        return {"tokens_per_s_per_sequence": None, "tokens_per_s": None}
+    return {"tokens_per_s_per_sequence": speed.per_sequence, "tokens_per_s": speed.batch_tokens_per_s,
+            "bound": speed.bound, "memory_ms": speed.memory_s * 1e3,
+            "compute_ms": None if speed.compute_s is None else speed.compute_s * 1e3,
+            "communication_ms": speed.communication_s * 1e3,
+            "first_token_ms": None if speed.prefill_s is None else speed.prefill_s * 1e3}
+
+
+def answer(q: Question, sizing_result: sizing.Sizing | None, problem: str | None = None,
+           smallest: sizing.Sizing | None = None) -> str:
     """The JSON object the queries read their columns from (GB rounded to 0.1 MB).
 
     `kv_gb_per_sequence` is one sequence's whole cache (as on one device,
-    before any split or replication), the figure to compare with other tools."""
+    before any split or replication), the figure to compare with other tools.
+    `smallest_*`: for a layout that does not fit, the first that does."""
     whole_cache = sizing.kv_bytes(q.architecture, q.workload.context, 1, q.workload.kv_bits)
-    if sizing_result is None:  # no layout: the model's own sizes still stand
+    fits_instead = {"smallest_tp": smallest.layout.tp, "smallest_pp": smallest.layout.pp,
+                    "smallest_devices": smallest.layout.devices} if smallest else {}
+    if sizing_result is None:  # no layout: the checkpoint and one sequence's cache are still known
         weights = sizing.checkpoint_bytes(sizing.parameters(q.architecture), q.checkpoint)
-        return json.dumps({"fits": 0, "problem": problem, "kv_gb_per_sequence": round(whole_cache / sizing.GB, 4),
-                           "weights_gb": round(weights / sizing.GB, 4)})
+        return json.dumps({"fits": 0, "problem": problem, "weights_gb": gb(weights), "kv_gb_per_sequence": gb(whole_cache),
+                           "runtime": q.workload.runtime, **fits_instead})
     s = sizing_result
     return json.dumps({
-        "kv_gb_per_sequence": round(whole_cache / sizing.GB, 4),
+        "kv_gb_per_sequence": gb(whole_cache),
         "tp": s.layout.tp, "pp": s.layout.pp, "devices": s.layout.devices, "fits": int(s.fits),
-        "weights_gb": round(s.weights_bytes / sizing.GB, 4),
-        "weights_gb_per_device": round(s.weights_per_device / sizing.GB, 4),
-        "kv_gb_per_sequence_per_device": round(s.kv_per_sequence / sizing.GB, 4),
-        "kv_gb_per_device": round(s.kv_per_device / sizing.GB, 4),
-        "reserve_gb_per_device": round(s.reserve_per_device / sizing.GB, 4),
-        "needed_gb_per_device": round(s.needed_per_device / sizing.GB, 4),
-        "usable_gb_per_device": round(s.usable_per_device / sizing.GB, 4),
-        "tokens_per_s_per_sequence": s.tokens_per_s_per_sequence, "tokens_per_s": s.tokens_per_s,
-        "problem": problem,
+        "runtime": q.workload.runtime,
+        "weights_gb": gb(s.weights_bytes),
+        "weights_gb_per_device": gb(s.weights_per_device),
+        "kv_gb_per_sequence_per_device": gb(s.kv_per_sequence),
+        "kv_gb_per_device": gb(s.kv_per_device),
+        "kv_pool_gb_per_device": gb(s.kv_pool_per_device),
+        "reserve_gb_per_device": gb(s.reserve_per_device),
+        "activation_gb_per_device": gb(s.reserve.activation),
+        "overhead_gb_per_device": gb(s.reserve.overhead),
+        "headroom_gb_per_device": gb(s.reserve.headroom),
+        "memory_gb_per_device": gb(s.memory_per_device),
+        "needed_gb_per_device": gb(s.needed_per_device),
+        "usable_gb_per_device": gb(s.usable_per_device),
+        "shortfall_gb_per_device": gb(s.shortfall_per_device),
+        **speed_answer(s.speed),
+        "problem": problem, **fits_instead,
     })
 
 
-def llm_size(architecture, bits, memory_gb, bandwidth_gbs, context, batch, kv_bits, tp, pp, utilization):
-    """JSON: the deployment on `tp` × `pp` devices, or (tp NULL) the fitting
-    layout with the fewest devices. A layout the model cannot use is an
-    answer with the reason and the nearest valid layouts, not an error."""
-    if architecture is None or bits is None or memory_gb is None:
-        return None
-    q = question(architecture, bits, memory_gb, bandwidth_gbs, context, batch, kv_bits, utilization)
+def smallest_or_problem(q: Question):
+    found = sizing.smallest_layout(q.architecture, q.checkpoint, q.device, q.workload, MAX_TP)
+    return found, None if found else (f"does not fit with tensor parallelism up to {MAX_TP} "
+                                      "and any number of pipeline stages")
+
+
+def fit(q: Question, tp, pp) -> str:
+    """The deployment on `tp` × `pp` devices, or (tp NULL) the fitting layout with the fewest devices."""
     if tp is None:
-        found = sizing.smallest_layout(q.architecture, q.checkpoint, q.device, q.workload, MAX_TP)
-        return answer(q, found, None if found else f"does not fit with tensor parallelism up to {MAX_TP} "
-                                                "and any number of pipeline stages")
+        found, problem = smallest_or_problem(q)
+        return answer(q, found, problem)
     layout = layout_of(tp, 1 if pp is None else pp)
     problem = sizing.layout_problem(q.architecture, layout)
     if problem:
         return answer(q, None, problem)
-    return answer(q, sizing.size(q.architecture, q.checkpoint, layout, q.device, q.workload))
+    sized = sizing.size(q.architecture, q.checkpoint, layout, q.device, q.workload)
+    return answer(q, sized, smallest=None if sized.fits else smallest_or_problem(q)[0])
 
 
-def llm_largest_batch(architecture, bits, memory_gb, context, kv_bits, tp, pp, utilization):
+def llm_fit(architecture, bits, device, workload):
+    """JSON: a deployment of one model on one accelerator (docs/LLM_MATH.md).
+
+    `device`: {"memory_gb", "bandwidth_gbs", "dense_tflops", "link_gbs", "slug"};
+    `workload`: {"context", "batch", "kv_bits", "tp", "pp", "runtime", "fraction"}
+    (tp null: the layout proposed; runtime: vllm by default; fraction null: the runtime's default)."""
+    if None in (architecture, bits, device, workload):
+        return None
+    device, workload = json.loads(device), json.loads(workload)
+    if device.get("memory_gb") is None:
+        return None
+    q = question(architecture, bits, device, workload.get("context"), workload.get("batch", 1),
+                 workload.get("kv_bits"), workload.get("fraction"), workload.get("runtime"))
+    return fit(q, workload.get("tp"), workload.get("pp"))
+
+
+def llm_size(architecture, bits, memory_gb, bandwidth_gbs, context, batch, kv_bits, tp, pp, utilization):
+    """The arguments of the first release: vLLM with `utilization` as its
+    gpu_memory_utilization, no compute peak or interconnect. Kept for saved
+    queries; llm_fit answers the same with the runtime, compute and links."""
+    if architecture is None or bits is None or memory_gb is None:
+        return None
+    q = question(architecture, bits, {"memory_gb": memory_gb, "bandwidth_gbs": bandwidth_gbs}, context, batch,
+                 kv_bits, utilization)
+    return fit(q, tp, pp)
+
+
+def llm_largest_batch(architecture, bits, memory_gb, context, kv_bits, tp, pp, utilization, runtime=None):
     """The most sequences of `context` tokens that fit on `tp` × `pp` devices (NULL: not a valid layout)."""
     if None in (architecture, bits, memory_gb):
         return None
-    q = question(architecture, bits, memory_gb, None, context, 1, kv_bits, utilization)
+    q = question(architecture, bits, {"memory_gb": memory_gb}, context, 1, kv_bits, utilization, runtime)
     layout = layout_of(tp, pp)
     if sizing.layout_problem(q.architecture, layout):
         return None
     return sizing.largest_batch(q.architecture, q.checkpoint, layout, q.device, q.workload)
 
 
-def llm_longest_context(architecture, bits, memory_gb, batch, kv_bits, tp, pp, utilization, max_context):
+def llm_longest_context(architecture, bits, memory_gb, batch, kv_bits, tp, pp, utilization, max_context,
+                        runtime=None):
     """The most tokens per sequence, up to `max_context`, that fit with `batch`
     sequences on `tp` × `pp` devices (NULL: not a valid layout)."""
     if None in (architecture, bits, memory_gb, max_context):
         return None
-    q = question(architecture, bits, memory_gb, None, 1, batch, kv_bits, utilization)
+    q = question(architecture, bits, {"memory_gb": memory_gb}, 1, batch, kv_bits, utilization, runtime)
     layout = layout_of(tp, pp)
     if sizing.layout_problem(q.architecture, layout):
         return None
@@ -274,17 +351,43 @@ def uniform_bits(bits):
 
 
 FUNCTIONS = (weights_gb, bits_per_weight, kv_cache_gb, kv_cache_mla_gb, kv_cache_swa_gb, llm_cache_gb, llm_state_gb,
-             decode_tokens_per_s, expected_experts, llm_size, llm_largest_batch, llm_longest_context, uniform_bits)
+             decode_tokens_per_s, expected_experts, llm_fit, llm_size, llm_largest_batch, llm_longest_context,
+             uniform_bits)
 
 
-def arity(fn):
-    return len(inspect.signature(inspect.unwrap(fn)).parameters)
+def arities(fn):
+    """Every argument count a function takes: SQLite registers one name per count,
+    so an argument added with a default keeps the older calls working."""
+    parameters = inspect.signature(inspect.unwrap(fn)).parameters.values()
+    required = sum(1 for p in parameters if p.default is inspect.Parameter.empty)
+    return range(required, len(parameters) + 1)
+
+
+def efficiency_of(conn):
+    """`decode_efficiency_of(family, model_class, regime)`: the measured share of the
+    ceiling as JSON {efficiency, basis, results}, NULL when the database holds no
+    decode_efficiency table or no row for the case (then there is no expected
+    figure). The table is read once, when the connection opens: the database is
+    immutable, and a lookup must not run a query inside the query that calls it."""
+    try:
+        rows = conn.execute("select accelerator_family, model_class, batch_regime, efficiency, basis, results "
+                            "from decode_efficiency").fetchall()
+    except sqlite3.Error:  # no such table (before the results are built, or another database)
+        rows = []
+    table = {(family, model_class, regime): json.dumps({"efficiency": efficiency, "basis": basis, "results": results})
+             for family, model_class, regime, efficiency, basis, results in rows}
+
+    def lookup(family, model_class, regime):
+        return table.get((family, model_class, regime))
+    return lookup
 
 
 @hookimpl
 def prepare_connection(conn):
     for fn in FUNCTIONS:
-        conn.create_function(fn.__name__, arity(fn), fn, deterministic=True)
+        for count in arities(fn):
+            conn.create_function(fn.__name__, count, fn, deterministic=True)
+    conn.create_function("decode_efficiency_of", 3, efficiency_of(conn), deterministic=True)
 
 
 # Parameter checks of the canned queries
@@ -307,15 +410,21 @@ def given(args, name, default=""):
     return value if value else default
 
 
+LARGEST_WHOLE = 999_999_999  # nine digits: what the queries cast to an integer without overflow
+
+
 def whole_problem(name, value, required=True):
     if value == "" and not required:
         return None
     if value == "" or not value.isascii() or not value.isdigit() or len(value) > 9 or int(value) < 1:
-        return f"{name} must be a whole number of at least 1, got {value!r}"
+        return f"{name} must be a whole number from 1 to {LARGEST_WHOLE:,}, got {value!r}"
     return None
 
 
 def fraction_problem(name, value):
+    """A runtime's memory fraction; empty: the runtime's own default."""
+    if value == "":
+        return None
     try:
         fraction = float(value)
     except ValueError:
@@ -323,6 +432,12 @@ def fraction_problem(name, value):
     if not value.isascii() or not 0 < fraction <= 1:
         return f"{name} must be a number in (0, 1], got {value!r}"
     return None
+
+
+def runtime_problem(value):
+    if value == "" or value.lower() in sizing.runtimes.RUNTIMES:
+        return None
+    return f"runtime {value!r} is not one of: {', '.join(sizing.runtimes.RUNTIMES)} (leave it empty for vllm)"
 
 
 def slug_problem(name, value, known, what):
@@ -357,24 +472,24 @@ def sizing_problems(args, lookup, numbers):
             problems.append(fraction_problem(name, given(args, name, default)))
         else:
             problems.append(whole_problem(name, given(args, name, default), required))
-    return problems
+    return problems + [runtime_problem(given(args, "runtime"))]
 
 
 CHECKS = {
     "what-fits": lambda args, lookup: sizing_problems(args, lookup, (
         ("context", True, ""), ("batch", True, "1"), ("tp", False, ""), ("pp", False, ""),
-        ("usable_fraction", True, "0.9"))),
+        ("usable_fraction", False, ""))),
     "longest-context": lambda args, lookup: sizing_problems(args, lookup, (
-        ("batch", True, "1"), ("pp", True, "1"), ("max_context", False, ""), ("usable_fraction", True, "0.9")))
+        ("batch", True, "1"), ("pp", True, "1"), ("max_context", False, ""), ("usable_fraction", False, "")))
         + [max_context_problem(args, lookup)],
     "largest-batch": lambda args, lookup: sizing_problems(args, lookup, (
-        ("context", True, ""), ("pp", True, "1"), ("usable_fraction", True, "0.9"))),
+        ("context", True, ""), ("pp", True, "1"), ("usable_fraction", False, ""))),
     "cost-per-million-tokens": lambda args, lookup: [
         slug_problem("model", given(args, "model"), lookup.values("select slug from models"), "a slug of the models table"),
         slug_problem("weight_format", given(args, "weight_format"), lookup.values(FORMATS_WITH_BITS),
                      "a slug of number_formats with known bits"),
         whole_problem("batch", given(args, "batch", "1")),
-        fraction_problem("usable_fraction", given(args, "usable_fraction", "0.9"))],
+        fraction_problem("usable_fraction", given(args, "usable_fraction")), runtime_problem(given(args, "runtime"))],
     "per-dollar-per-watt": lambda args, lookup: [device_class_problem(given(args, "device_class"), lookup)],
     "articles-about": lambda args, lookup: [
         slug_problem("accelerator", given(args, "accelerator"), lookup.values("select slug from accelerators"),

@@ -1,8 +1,8 @@
-"""/-/methodology: the methodology section of docs/DATA.md, as a page the other pages link to.
+"""/-/methodology: the methodology section of docs/DATA.md, and /-/sizing-formulas:
+docs/LLM_MATH.md, as pages the other pages link to.
 
-The text is written once, in docs/DATA.md; this page renders its "Methodology"
-section with Python-Markdown (headings get ids, so a page can link to
-`#source-tiers`), read once per process.
+The text is written once, in docs/; these pages render it with Python-Markdown
+(headings get ids, so a page can link to `#source-tiers`), read once per process.
 """
 
 from functools import cache
@@ -12,7 +12,7 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from etl.paths import DATA_DOC
+from etl.paths import DATA_DOC, SIZING_DOC
 
 SECTION = "## Methodology"
 
@@ -27,14 +27,28 @@ def methodology_html():
     return Markup(markdown.markdown(section, extensions=["toc"]))
 
 
-async def methodology(request, datasette):
-    html = await datasette.render_template("methodology.html", {"methodology": methodology_html()}, request=request)
-    return Response.html(html)
+@cache
+def sizing_html():
+    return Markup(markdown.markdown(SIZING_DOC.read_text(encoding="utf-8"), extensions=["toc", "tables"]))
+
+
+PAGES = {  # route: (title, document, what it is, its HTML)
+    "methodology": ("Methodology", "docs/DATA.md", "The rules every value of this knowledge base follows",
+                    methodology_html),
+    "sizing-formulas": ("LLM sizing: the formulas", "docs/LLM_MATH.md", "How the sizing pages and queries count",
+                        sizing_html),
+}
+
+
+async def document_page(request, datasette):
+    title, doc, intro, html_of = PAGES[request.url_vars["page"]]
+    context = {"methodology": html_of(), "doc": doc, "title": title, "intro": intro}
+    return Response.html(await datasette.render_template("methodology.html", context, request=request))
 
 
 @hookimpl
 def register_routes():
-    return [(r"^/-/methodology$", methodology)]
+    return [(r"^/-/(?P<page>methodology|sizing-formulas)$", document_page)]
 
 
 @hookimpl

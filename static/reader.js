@@ -18,10 +18,17 @@ document.addEventListener("click", async (event) => {
   }
 });
 
-// The calculator: a changed choice refreshes the answer (the form works without this, by its button).
+// The calculator: the weights list offers the chosen model's checkpoints only (the form is sent by its button).
 document.addEventListener("change", (event) => {
   const form = event.target.closest("form.fits-form");
-  if (form && event.target.tagName === "SELECT" && form.checkValidity()) form.submit();
+  if (!form || event.target.name !== "model") return;
+  const group = form.querySelector("select[name=weights] optgroup:last-of-type");
+  const all = form.querySelector("#fits-checkpoints");
+  if (!group || !all) return;
+  const chosen = form.weights.value;
+  group.replaceChildren(...[...all.content.children].filter((o) => o.dataset.model === event.target.value)
+    .map((o) => o.cloneNode(true)));
+  if (chosen.startsWith("checkpoint:") && !group.querySelector(`option[value="${CSS.escape(chosen)}"]`)) form.weights.value = "";
 });
 
 // A filter's blank choice means "no filter": say so ("All") instead of showing an empty box.

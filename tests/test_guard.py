@@ -119,7 +119,7 @@ def test_served_canned_query_refuses_a_bad_parameter_in_every_format(server):
     """Through `computekb serve`: a bad canned-query parameter is a 400 with its
     message as JSON, on the query page and as CSV; the blank form is a 200."""
     query = "/computekb/what-fits{}?model=llama-3-1-70b&weight_format=fp16&kv_format=fp16&context=128k"
-    message = "context must be a whole number of at least 1, got '128k'"
+    message = "context must be a whole number from 1 to 999,999,999, got '128k'"
     as_json = httpx.get(server + query.format(".json"))
     assert as_json.status_code == 400 and as_json.json()["error"] == message
     page = httpx.get(server + query.format(""))

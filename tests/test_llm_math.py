@@ -233,26 +233,27 @@ def test_decode_reads_the_experts_the_batch_touches(batch, step):
 
 def dense_on(memory_bytes, batch):
     return sizing.size(DENSE, sizing.Checkpoint.uniform(16), sizing.Layout(2), sizing.Device(memory_bytes, 1),
-                       sizing.Workload(context=10, batch=batch, kv_bits=16, utilization=1, prefill_chunk=1))
+                       sizing.Workload(context=10, batch=batch, kv_bits=16, utilization=1, runtime=None))
 
 
 def test_size_per_device():
     # weights on one rank: attention (128 / 2 + 2 × 8 × 2 × 1 head) × 2 layers × 2 bytes = 384,
     # FFN 768 × 2 / 2 = 768, embedding and head 160 × 2 / 2 = 160 → 1312 bytes
     # KV per sequence: 2 × 1 head × 2 dims × 2 layers × 10 tokens × 2 bytes = 160; batch 3 → 480
-    # reserve: 1 token × (4 × 8 + (2 × 8 + 2 × 16 + 10) / 2) × 2 bytes = 122
+    # no runtime: no reserve
     s = dense_on(2000, 3)
-    assert (s.weights_per_device, s.kv_per_sequence, s.kv_per_device, s.reserve_per_device) == (1312, 160, 480, 122)
-    assert s.needed_per_device == 1914 and s.fits
-    # per step: attention 384 + FFN 768 + head 80 + KV 480 = 1712 bytes; 1 GB/s → 1e9 / 1712 steps a second
+    assert (s.weights_per_device, s.kv_per_sequence, s.kv_per_device, s.reserve_per_device) == (1312, 160, 480, 0)
+    assert s.needed_per_device == 1792 and s.fits
+    # per step: attention 384 + FFN 768 + head 80 + KV 480 = 1712 bytes at 1 GB/s = 1.712 µs, plus two
+    # all-reduces per layer at 6 µs each (no link bandwidth known): 2 × 2 × 6 = 24 µs
     assert s.step_bytes_per_device == 1712
-    assert s.tokens_per_s_per_sequence == pytest.approx(1e9 / 1712)
-    assert s.tokens_per_s == pytest.approx(3e9 / 1712)
+    assert s.tokens_per_s_per_sequence == pytest.approx(1 / (1712e-9 + 24e-6))
+    assert s.tokens_per_s == pytest.approx(3 / (1712e-9 + 24e-6))
 
 
 def test_the_batch_counts_when_sizing():
-    # one more sequence (160 bytes): 1914 + 160 = 2074 > 2000
-    assert dense_on(2000, 3).fits and not dense_on(2000, 4).fits
+    # 1312 + 4 × 160 = 1952 ≤ 2000; one more sequence: 2112 > 2000
+    assert dense_on(2000, 4).fits and not dense_on(2000, 5).fits
 
 
 def test_pipeline_stages_split_the_layers():
@@ -266,30 +267,30 @@ def test_pipeline_stages_split_the_layers():
 
 
 def test_the_smallest_layout_grows_tensor_parallelism_first():
-    workload = sizing.Workload(context=10, batch=3, kv_bits=16, utilization=1, prefill_chunk=1)
-    # TP=1 needs 2624 + 3 × 320 + 180 = 3764 bytes; TP=2 1914 (above): on 2000-byte devices, TP=2
+    workload = sizing.Workload(context=10, batch=3, kv_bits=16, utilization=1, runtime=None)
+    # TP=1 needs 2624 + 3 × 320 = 3584 bytes; TP=2 1792 (above): on 2000-byte devices, TP=2
     found = sizing.smallest_layout(DENSE, sizing.Checkpoint.uniform(16), sizing.Device(2000, 1), workload)
     assert (found.layout.tp, found.layout.pp) == (2, 1)
     assert sizing.smallest_layout(DENSE, sizing.Checkpoint.uniform(16), sizing.Device(10, 1), workload) is None
 
 
-# Backwards (DENSE, TP=1, 16 bits: weights 2624 bytes, reserve 1 × (32 + (16 + 32 + 10)) × 2 = 180)
+# Backwards (DENSE, TP=1, 16 bits: weights 2624 bytes, no runtime reserve)
 
 def backwards_workload(**kw):
-    return sizing.Workload(**{"context": 10, "batch": 1, "kv_bits": 16, "utilization": 1, "prefill_chunk": 1, **kw})
+    return sizing.Workload(**{"context": 10, "batch": 1, "kv_bits": 16, "utilization": 1, "runtime": None, **kw})
 
 
 def test_largest_batch():
-    # free 4000 − 2624 − 180 = 1196 bytes; a sequence of 10 tokens caches 2 × 2 × 2 × 2 × 10 × 2 = 320 → 3
+    # free 4000 − 2624 = 1376 bytes; a sequence of 10 tokens caches 2 × 2 × 2 × 2 × 10 × 2 = 320 → 4
     assert sizing.largest_batch(DENSE, sizing.Checkpoint.uniform(16), sizing.Layout(1), sizing.Device(4000, 1),
-                                backwards_workload()) == 3
+                                backwards_workload()) == 4
     assert sizing.largest_batch(DENSE, sizing.Checkpoint.uniform(16), sizing.Layout(1), sizing.Device(2000, 1),
                                 backwards_workload()) == 0
 
 
 @pytest.mark.parametrize("batch, max_context, longest", [
-    (1, 1000, 37),   # 32 bytes a token: 37 × 32 = 1184 ≤ 1196 < 38 × 32
-    (2, 1000, 18),   # 64 bytes a token for two sequences: 18 × 64 = 1152 ≤ 1196 < 1216
+    (1, 1000, 43),   # 32 bytes a token: 43 × 32 = 1376 ≤ 1376 < 44 × 32
+    (2, 1000, 21),   # 64 bytes a token for two sequences: 21 × 64 = 1344 ≤ 1376 < 1408
     (1, 30, 30),     # capped by the model's context
 ])
 def test_longest_context(batch, max_context, longest):
@@ -363,8 +364,8 @@ def test_bits_per_weight(slug, bits):
                                 llm_math.kv_cache_swa_gb, llm_math.decode_tokens_per_s, llm_math.expected_experts],
                          ids=lambda fn: fn.__name__)
 def test_null_in_gives_null_out(fn):
-    for position in range(llm_math.arity(fn)):
-        args = [1] * llm_math.arity(fn)
+    for position in range(max(llm_math.arities(fn))):
+        args = [1] * max(llm_math.arities(fn))
         args[position] = None
         assert fn(*args) is None, (fn.__name__, position)
 

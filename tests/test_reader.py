@@ -10,10 +10,10 @@ from urllib.parse import quote
 import pytest
 import yaml
 
-from etl.paths import METADATA_YML
+from etl.paths import METADATA_YML, STATIC_DIR
 from etl.transform import DERIVED_MARK
 from etl.units import typed_spelling
-from plugins.reader_fits import ContextError, context_tokens, memory_split, ranked
+from plugins.reader_fits import FormError, context_tokens, counts, labelled, memory_split, query_error, ranked
 from plugins.reader_search import CLOSE, OPEN, fts_expression, marked
 from plugins.reader_spec import nearest_peers
 
@@ -47,7 +47,7 @@ def test_a_context_is_read_as_readers_write_it(text, tokens):
 
 @pytest.mark.parametrize("text", ["", "32q", "k", "-4k", "0", "0.3k"])
 def test_an_unreadable_context_is_refused(text):
-    with pytest.raises(ContextError):
+    with pytest.raises(FormError):
         context_tokens(text)
 
 
@@ -72,17 +72,17 @@ def test_peers_of_the_same_family_then_class_come_before_closer_strangers():
 
 
 def test_ranking_puts_native_fits_first_then_the_fastest():
-    rows = [{"accelerator": "a", "fits": 1, "native": 0, "decode_tokens_per_s": 500},
-            {"accelerator": "b", "fits": 0, "native": 1, "decode_tokens_per_s": 900},
-            {"accelerator": "c", "fits": 1, "native": 1, "decode_tokens_per_s": 100},
-            {"accelerator": "d", "fits": 1, "native": 1, "decode_tokens_per_s": 200}]
+    rows = [{"accelerator": "a", "fits": 1, "native": 0, "ceiling_tokens_per_s": 500},
+            {"accelerator": "b", "fits": 0, "native": 1, "ceiling_tokens_per_s": 900},
+            {"accelerator": "c", "fits": 1, "native": 1, "ceiling_tokens_per_s": 100},
+            {"accelerator": "d", "fits": 1, "native": 1, "ceiling_tokens_per_s": 200}]
     assert [r["accelerator"] for r in ranked(rows)] == ["d", "c", "a", "b"]
 
 
-def test_memory_split_is_a_share_of_the_usable_memory():
-    split = memory_split({"usable_gb_per_device": 200, "weights_gb_per_device": 100,
-                          "kv_cache_gb_per_device": 50, "reserve_gb_per_device": 10})
-    assert split == {"weights": 50.0, "kv": 25.0, "reserve": 5.0}
+def test_memory_split_is_a_share_of_the_memory_the_runtime_sees():
+    split = memory_split({"memory_gb": 200, "usable_gb_per_device": 184, "weights_gb_per_device": 100,
+                          "kv_cache_gb_per_device": 50, "reserve_gb_per_device": 10, "headroom_gb_per_device": 16})
+    assert split == {"weights": 50.0, "kv": 25.0, "reserve": 5.0, "headroom": 8.0}
 
 
 def test_a_search_word_matches_its_synonyms_and_quotes_are_text():
@@ -309,3 +309,99 @@ def test_one_vendor_colour_scale_for_every_vendor_and_chart(conn):
     assert set(by_vendor[0]["scale"]["domain"]) == names
     assert len(set(by_vendor[0]["scale"]["range"])) == len(by_vendor[0]["scale"]["domain"])
     assert not [c for c in colours if c["field"] == "precision"], "precision is not a colour"
+
+
+# What fits, readable
+
+FITS = "/-/what-fits?model=llama-3-1-70b&weights=format%3Afp8&kv_format=fp8"
+
+
+async def test_what_fits_filters_by_accelerator_vendor_and_class(client, conn):
+    one = (await client.get(f"{FITS}&context=32k&accelerator=nvidia-h100-sxm")).text
+    assert re.findall(r'<tr data-accelerator="([^"]+)"', one) == ["nvidia-h100-sxm"]
+    nvidia = re.findall(r'<tr data-accelerator="([^"]+)"', (await client.get(f"{FITS}&context=32k&vendor=nvidia")).text)
+    vendors = dict(conn.execute("select slug, vendor from accelerators"))
+    assert nvidia and {vendors[s] for s in nvidia} == {"nvidia"}
+    edge = re.findall(r'<tr data-accelerator="([^"]+)"',
+                      (await client.get(f"{FITS}&context=32k&device_class=edge-module")).text)
+    classes = dict(conn.execute("select slug, device_class from accelerators"))
+    assert edge and {classes[s] for s in edge} == {"edge-module"}
+    assert "No accelerator matches these filters" in (await client.get(f"{FITS}&context=32k&vendor=no-such")).text
+
+
+def test_counts_are_of_sensible_layouts_only():
+    rows = [{"fits": 1, "devices_needed": 1, "device_class": "datacenter-gpu"},
+            {"fits": 1, "devices_needed": 8, "device_class": "consumer-gpu"},
+            {"fits": 1, "devices_needed": 40, "device_class": "edge-module"},      # 40 Jetsons: not counted
+            {"fits": 1, "devices_needed": 16, "device_class": "datacenter-gpu"},
+            {"fits": 0, "devices_needed": 1, "smallest_devices_that_fit": 2, "device_class": "datacenter-gpu"},
+            {"fits": 0, "devices_needed": None, "device_class": "datacenter-gpu"}]
+    assert counts(rows) == {"one": 1, "eight": 3, "any": 4, "of": 6}
+
+
+async def test_a_device_that_does_not_fit_shows_its_shortfall_its_smallest_layout_and_no_speed(client):
+    page = (await client.get(f"{FITS}&context=32k&devices=1&accelerator=nvidia-h100-sxm")).text
+    row = page[page.index('<tr data-accelerator="nvidia-h100-sxm"'):]
+    row = row[:row.index("</tr>")]
+    assert "does not fit" in row and re.search(r"[\d.]+ GB short per device; fits on 2 \(TP 2\)", row)
+    assert "ceiling" not in row and "tokens/s" not in row
+
+
+async def test_a_context_beyond_the_window_is_answered_with_the_window(client):
+    response = await client.get(f"{FITS}&context=10M")
+    assert response.status_code == 200
+    assert "Llama 3.1 70B reads at most 131,072 tokens" in response.text
+    assert '<tr data-accelerator' not in response.text and "hold it" not in response.text
+
+
+async def test_presets_stop_at_the_window_and_weights_are_the_models_own(client, conn):
+    page = (await client.get("/-/what-fits?model=qwen3-0-6b&weights=format%3Abf16&context=4k")).text
+    presets = page[page.index('id="context-hint"'):]
+    presets = presets[:presets.index("</span>")]
+    assert ">32k<" in presets and ">128k<" not in presets and ">1M<" not in presets
+    chosen = page[page.index('name="weights"'):page.index('id="fits-checkpoints"')]
+    others = [s for s, in conn.execute("select slug from checkpoints where model <> 'qwen3-0-6b'")]
+    assert others and not any(f'value="checkpoint:{s}"' in chosen for s in others)
+
+
+@pytest.mark.parametrize("query, message", [
+    ("context=32k&devices=0", "Devices (tensor parallel) must be a whole number from 1 to 8, got &#39;0&#39;"),
+    ("context=32k&devices=99999999999", "Devices (tensor parallel) must be a whole number from 1 to 8"),
+    ("context=32k&batch=lots", "Batch must be a whole number from 1 to 4,096"),
+    ("context=99999999999", "Context &#39;99999999999&#39;: a whole number of tokens from 1 to 16,777,216"),
+    ("context=32k&runtime=ollama", "Runtime must be one of: vLLM, SGLang, TensorRT-LLM, llama.cpp"),
+])
+async def test_errors_name_the_field_as_labelled_with_its_limits(client, query, message):
+    response = await client.get(f"{FITS}&{query}")
+    assert response.status_code == 400 and message in response.text
+    assert "tp" not in re.search(r'role="alert">(.*?)</div>', response.text, re.S).group(1).split()
+
+
+def test_query_messages_are_labelled_and_timeouts_are_a_sentence():
+    assert labelled("tp=6 does not divide the 64 attention heads; the nearest valid layouts are tp=4 or tp=8; "
+                    "model 'x' is not a slug") == ("6 devices does not divide the 64 attention heads; the nearest "
+                                                   "valid layouts are 4 devices or 8 devices; Model 'x' is not a slug")
+
+    class Answer:
+        def __init__(self, status, body):
+            self.status_code, self.body = status, body
+
+        def json(self):
+            if self.body is None:
+                raise ValueError("not JSON")
+            return self.body
+    timeout = query_error(Answer(400, {"ok": False, "title": "SQL Interrupted", "error": (
+        "<p>SQL query took too long. The time limit is controlled by the <a href=\"...\">sql_time_limit_ms</a> "
+        "configuration option.</p><textarea>with checked as (select ...</textarea><script>...</script>")}))
+    assert timeout.startswith("This question took longer than the server allows") and "<" not in timeout
+    assert query_error(Answer(500, None)) == "The query could not answer this question."
+    assert "select" not in query_error(Answer(400, {"error": "near select: syntax error with select ..."})).lower()
+
+
+async def test_the_form_submits_on_its_button_and_the_formulas_are_a_link(client):
+    page = (await client.get(f"{FITS}&context=32k")).text
+    assert '<button type="submit">Size it</button>' in page
+    assert 'href="/-/sizing-formulas"' in page
+    formulas = await client.get("/-/sizing-formulas")
+    assert formulas.status_code == 200 and "Speed: a ceiling and an expectation" in formulas.text
+    assert "form.submit()" not in (STATIC_DIR / "reader.js").read_text(encoding="utf-8")
