@@ -193,7 +193,7 @@ WITH best AS (
   WHERE r.roofline_share IS NOT NULL AND r.division = 'closed' AND r.availability = 'available'
 ),
 shares AS (
-  SELECT a.family AS accelerator_family, iif(m.experts IS NULL, 'dense', 'moe') AS model_class,
+  SELECT a.family AS accelerator_family, m.model_class,
          iif(b.scenario = 'SingleStream', 'batch-1', 'large-batch') AS batch_regime, b.roofline_share AS share
   FROM best b JOIN accelerators a ON a.slug = b.accelerator JOIN models m ON m.slug = b.model
   WHERE b.place = 1 AND a.family IS NOT NULL

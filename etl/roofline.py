@@ -10,12 +10,18 @@ same for every result, written here once and in docs/DATA.md:
   (a checkpoint at least that small: the ceiling is never below the real one
   for the weights' share);
 - KV cache: FP8 (8 bits per value), every sequence `CONTEXT_TOKENS` long;
-- layout: tensor parallelism over the node's accelerators, up to 8 and a
-  divisor of the attention heads, one pipeline stage;
+- layout: the tensor parallelism (a divisor of the attention heads, up to the
+  node's accelerators and 8, one pipeline stage) that allows the most tokens
+  per accelerator, the node's other accelerators running copies of the model;
 - batch: large-batch scenarios (Offline, Server, Interactive) the largest batch
-  that fits at 90% of device memory (the sizing default); SingleStream batch 1;
-- memory: as the runtime sees it where known (runtime_memory), else the
-  vendor's figure.
+  that fits with the calculator's default runtime (vLLM: its memory fraction and
+  reserve); SingleStream batch 1;
+- device: what the calculator knows of it (memory as the runtime sees it where
+  measured, else the printed capacity read as GiB; the dense matrix peak of the
+  weights' width; half the interconnect bandwidth per direction), so the ceiling
+  is the calculator's own: the slower of memory and compute, plus the
+  tensor-parallel all-reduces. A share of it is what turns the calculator's
+  ceiling into an expected figure (`decode_efficiency`).
 
 The ceiling is per accelerator: the layout's tokens/s over its devices. A
 result above it is not given a share (etl/transform.py): the stated format
@@ -34,6 +40,16 @@ LARGE_BATCH_SCENARIOS = ("Offline", "Server", "Interactive")
 BATCH_ONE_SCENARIOS = ("SingleStream",)
 # Spellings of the summaries' weight_data_types that are not number_formats slugs.
 FORMAT_SPELLINGS = {"bfloat16": "bf16", "f32": "fp32", "f8_e4m3": "fp8-e4m3"}
+
+
+class Candidate(NamedTuple):
+    layout: sizing.Layout
+    batch: int
+    result: sizing.Sizing
+
+    @property
+    def per_accelerator(self) -> float:
+        return self.result.tokens_per_s / self.layout.devices
 
 
 class Ceiling(NamedTuple):
@@ -56,28 +72,47 @@ def weight_bits(stated: str | None, bits_of: dict[str, float]) -> float | None:
     return min(found) if found else None
 
 
-def tensor_parallel(arch: sizing.Architecture, per_node: int | None) -> int:
-    """The largest divisor of the heads up to the node's accelerators (and MAX_TP)."""
+def tensor_parallel(arch: sizing.Architecture, per_node: int | None) -> list[int]:
+    """The tensor-parallel widths a node allows: the divisors of the heads up to its accelerators (and MAX_TP),
+    narrowest first."""
     most = min(MAX_TP, per_node or 1)
-    return max(d for d in sizing.divisors(arch.attention_heads) if d <= most)
+    return [d for d in sizing.divisors(arch.attention_heads) if d <= most]
 
 
-def ceiling(arch: sizing.Architecture, bits: float, memory_gb: float, bandwidth_gbs: float,
-            per_node: int | None, scenario: str) -> Ceiling | None:
-    """The decode ceiling per accelerator of one result, or None when the model does not fit."""
+def peak_for(dense_tflops: dict, bits: float) -> float | None:
+    """The dense matrix peak the weights compute in: the narrowest floating-point width at least as wide as
+    the weights, else BF16/FP16 (as the what-fits query chooses it)."""
+    widths = sorted(w for w in dense_tflops if w >= bits)
+    return dense_tflops[widths[0]] if widths else dense_tflops.get(16)
+
+
+def ceiling(arch: sizing.Architecture, bits: float, figures, per_node: int | None, scenario: str) -> Ceiling | None:
+    """The decode ceiling per accelerator of one result (the calculator's: memory, compute roof, tensor-parallel
+    communication, the default runtime's reserve), or None when the model does not fit. `figures` is a
+    transform.DeviceFigures."""
     regime = batch_regime(scenario)
     if regime is None:
         return None
-    layout = sizing.Layout(tensor_parallel(arch, per_node))
-    device = sizing.Device(memory_gb * sizing.GB, bandwidth_gbs)
+    device = sizing.Device(figures.memory_gb * sizing.GB, figures.bandwidth_gbs,
+                           peak_for(figures.dense_tflops, bits), figures.link_gbs, figures.slug)
+    memory_gb, bandwidth_gbs = figures.memory_gb, figures.bandwidth_gbs
     checkpoint = sizing.Checkpoint.uniform(bits)
-    batch = 1 if regime == "batch-1" else sizing.largest_batch(
-        arch, checkpoint, layout, device, sizing.Workload(CONTEXT_TOKENS, 1, KV_BITS))
-    if batch < 1:
+    # The width that allows the most tokens per accelerator (the node's other accelerators run copies of the
+    # model: data parallelism, no all-reduce between them): a ceiling is the best layout's.
+    best = None
+    for tp in tensor_parallel(arch, per_node):
+        layout = sizing.Layout(tp)
+        most = sizing.largest_batch(arch, checkpoint, layout, device, sizing.Workload(CONTEXT_TOKENS, 1, KV_BITS))
+        batch = min(most, 1) if regime == "batch-1" else most
+        if batch < 1:
+            continue
+        result = sizing.size(arch, checkpoint, layout, device, sizing.Workload(CONTEXT_TOKENS, batch, KV_BITS))
+        if result.fits and result.tokens_per_s is not None:
+            candidate = Candidate(layout, batch, result)
+            if best is None or candidate.per_accelerator > best.per_accelerator:
+                best = candidate
+    if best is None:
         return None
-    result = sizing.size(arch, checkpoint, layout, device, sizing.Workload(CONTEXT_TOKENS, batch, KV_BITS))
-    if not result.fits:
-        return None
-    basis = (f"TP {layout.tp}, batch {batch} of {CONTEXT_TOKENS} tokens, weights {bits:g} bits, KV {KV_BITS} bits, "
-             f"{memory_gb:g} GB at {bandwidth_gbs:g} GB/s")
-    return Ceiling(result.tokens_per_s / layout.devices, basis)
+    basis = (f"TP {best.layout.tp}, batch {best.batch} of {CONTEXT_TOKENS} tokens, weights {bits:g} bits, "
+             f"KV {KV_BITS} bits, {memory_gb:g} GB at {bandwidth_gbs:g} GB/s")
+    return Ceiling(best.per_accelerator, basis)

@@ -45,6 +45,8 @@ DATE_BASES = ("observed", "read")
 CROSSCHECK_FIELDS = ("memory", "bandwidth", "tdp", "bf16-fp16", "fp8", "fp4", "release-date", "price")
 # Derived capability: `no` needs an explicit cited `supported: false`; unknown is not no.
 CAPABILITY = ("yes", "no", "unknown")
+# Classes of models whose decode reaches a like share of its ceiling (etl/sizing.py model_class).
+MODEL_CLASSES = ("dense-small", "dense-medium", "dense-large", "moe")
 
 
 @dataclass(frozen=True)
@@ -429,6 +431,9 @@ TABLES = (
         Field("computed_active_as_stated_b", "number", "Active parameters computed from the config fields and counted "
               "as the maker counts them (active_params_counted), to compare with active_params_b, in billions."),
         Field("architecture", "text", "The config fields as one JSON object, the argument of the sizing SQL functions."),
+        Field("model_class", "enum", "The class measured decode efficiency is calibrated by (decode_efficiency): "
+              "moe, or dense by computed parameters: dense-small (under 20B), dense-medium (20B to 200B), "
+              "dense-large (over 200B).", choices=MODEL_CLASSES, facet=True),
     )),
     Table("checkpoints", "Weights as shipped: the format and effective bits of each tensor group.", (
         slug(), Field("model", "ref", "The model these weights are of.", required=True, ref="models", facet=True),

@@ -18,6 +18,7 @@ from functools import lru_cache
 from etl import runtimes
 
 GB = 1e9
+GIB = 2**30  # a printed DRAM capacity is binary: 24 "GB" of GDDR6 is 24 GiB
 MIB = 2**20
 GATED_FFN_MATRICES = 3  # gate, up and down projections (SwiGLU, GeGLU): every model here
 ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla", "hybrid")
@@ -735,3 +736,15 @@ def longest_context(arch: Architecture, checkpoint: Checkpoint, layout: Layout, 
         middle = (low + high) // 2
         low, high = (middle, high) if cache(middle) <= free else (low, middle)
     return low
+
+
+# Dense models by size: their measured decode reaches different shares of the ceiling (a 405B model's
+# benchmark is long-context and prefill-heavy, an 8B one's sampler and scheduling weigh more).
+DENSE_CLASS_LIMITS_B = ((20, "dense-small"), (200, "dense-medium"))
+
+
+def model_class(arch: Architecture, total_params_b: float) -> str:
+    """The class decode efficiency is calibrated by: moe, or dense by total parameters (schema MODEL_CLASSES)."""
+    if arch.experts:
+        return "moe"
+    return next((name for limit, name in DENSE_CLASS_LIMITS_B if total_params_b < limit), "dense-large")

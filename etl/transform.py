@@ -90,6 +90,7 @@ def add_model_parameters(model):
     counting = model.get("active_params_counted") or sizing.ACTIVE_COUNTINGS[0]
     model["computed_active_as_stated_b"] = round(sizing.active_parameters_counted(architecture, counts, counting) / 1e9, 4)
     model["architecture"] = to_json(architecture_fields(model))
+    model["model_class"] = sizing.model_class(architecture, counts.total / 1e9)
 
 
 def architecture_fields(model):
@@ -397,20 +398,44 @@ def benchmark_accelerators(aliases, results):
 
 
 class DeviceFigures(NamedTuple):
+    """What the calculator knows of a device (the what-fits query's `device`), so that a result's share of the
+    ceiling is a share of the very ceiling the calculator multiplies by it."""
+
+    slug: str
     memory_gb: float
     bandwidth_gbs: float
+    dense_tflops: dict   # {bits of a floating-point format: dense matrix peak}
+    link_gbs: float | None
 
 
-def device_figures(accelerators, runtime_memory):
-    """{accelerator: DeviceFigures} where both are known: memory as the runtime sees it where known,
-    else the smaller of the vendor's memory and addressable memory (as the what-fits query)."""
+FLOAT_KINDS = ("float", "family")
+
+
+def dense_peaks(throughput, formats):
+    """{accelerator: {bits: the highest dense matrix figure of a floating-point precision of that width}}."""
+    bits_of = {f["slug"]: f["bits"] for f in formats if f["kind"] in FLOAT_KINDS and f["bits"]}
+    peaks = {}
+    for t in throughput:
+        bits = bits_of.get(t["precision"])
+        if bits and t["sparsity"] == "dense" and t["engine"] == "matrix":
+            by_bits = peaks.setdefault(t["accelerator"], {})
+            by_bits[bits] = max(by_bits.get(bits, 0.0), t["tflops"])
+    return peaks
+
+
+def device_figures(accelerators, runtime_memory, peaks=None):
+    """{accelerator: DeviceFigures} where memory and bandwidth are known: memory as the runtime sees it where
+    measured, else the printed capacity (the smaller of memory and addressable memory) read as GiB, as the
+    what-fits query reads it."""
     seen = {row["accelerator"]: row["memory_gb"] for row in runtime_memory}
     figures = {}
     for a in accelerators:
         stated = [m for m in (a["memory_gb"], a["addressable_memory_gb"]) if m is not None]
-        memory = seen.get(a["slug"], min(stated) if stated else None)
+        memory = seen.get(a["slug"], round(min(stated) * sizing.GIB / sizing.GB, 2) if stated else None)
         if memory is not None and a["memory_bandwidth_gbs"]:
-            figures[a["slug"]] = DeviceFigures(memory, a["memory_bandwidth_gbs"])
+            link = a["interconnect_gbs"] / 2 if a["interconnect_gbs"] else None
+            figures[a["slug"]] = DeviceFigures(a["slug"], memory, a["memory_bandwidth_gbs"],
+                                               (peaks or {}).get(a["slug"], {}), link)
     return figures
 
 
@@ -428,8 +453,7 @@ def rooflines(results, accelerator_of, devices, architectures, bits_of):
             continue
         key = (r["model"], bits, accelerator, r["accelerators_per_node"], r["scenario"])
         if key not in ceilings:
-            ceilings[key] = roofline.ceiling(arch, bits, device.memory_gb, device.bandwidth_gbs,
-                                             r["accelerators_per_node"], r["scenario"])
+            ceilings[key] = roofline.ceiling(arch, bits, device, r["accelerators_per_node"], r["scenario"])
         found = ceilings[key]
         if not found:
             continue
@@ -447,12 +471,14 @@ def benchmark_columns(stage):
     aliases = stage.select("accelerator_aliases", ("dataset", "name", "accelerator"))
     accelerator_of = dict(benchmark_accelerators(aliases, stage.select("benchmark_results", ("slug", "accelerator_name"))))
     stage.set_column("benchmark_results", "accelerator", accelerator_of.items())
-    devices = device_figures(stage.select("accelerators", ("slug", "memory_gb", "addressable_memory_gb", "memory_bandwidth_gbs")),
-                             stage.select("runtime_memory", ("accelerator", "memory_gb")))
+    formats = list(stage.select("number_formats", ("slug", "effective_bits", "bits", "kind")))
+    peaks = dense_peaks(stage.select("throughput", ("accelerator", "precision", "sparsity", "engine", "tflops")), formats)
+    devices = device_figures(stage.select("accelerators", ("slug", "memory_gb", "addressable_memory_gb",
+                                                           "memory_bandwidth_gbs", "interconnect_gbs")),
+                             stage.select("runtime_memory", ("accelerator", "memory_gb")), peaks)
     architectures = {m["slug"]: sizing.Architecture.from_row(json.loads(m["architecture"]))
                      for m in stage.select("models", ("slug", "architecture"))}
-    bits_of = {f["slug"]: f["effective_bits"] or f["bits"]
-               for f in stage.select("number_formats", ("slug", "effective_bits", "bits")) if f["bits"] is not None}
+    bits_of = {f["slug"]: f["effective_bits"] or f["bits"] for f in formats if f["bits"] is not None}
     found = list(rooflines(stage.select("benchmark_results", ("slug", "model", "weight_formats", "accelerators_per_node",
                                                                "scenario", "units", "result_per_accelerator")),
                            accelerator_of, devices, architectures, bits_of))

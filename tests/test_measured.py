@@ -22,14 +22,17 @@ IMPORT_ARGS = ["--summary", str(FIXTURE / "mlperf" / "summary_results.json"), "-
                "--commit", "0123456789abcdef0123456789abcdef01234567", "--retrieved", "2026-12-01",
                "--model", "tiny-dense=tiny-dense"]
 # The roofline of tiny-dense (2 layers, hidden 1000, 8 heads and 8 KV heads of 125, FFN 3000, vocabulary 1000,
-# untied) on acme-x1 (96 GB, 4.8 TB/s), 8 accelerators per node, FP8 weights and KV, 2,048-token sequences:
-#   TP 8 (8 divides the 8 heads). Per device: attention 2 × (2×1000×1000 + 2×1000×1000) / 8 = 1,000,000 B;
-#   FFN 2 × 3 × 1000 × 3000 / 8 = 2,250,000 B; embedding and head 2 × 1000 × 1000 / 8 = 250,000 B:
-#   weights 3,500,000 B. Reserve 2048 × (4×1000 + (2×1000 + 2×3000 + 1000) / 8) × 2 B = 20,992,000 B.
-#   KV per sequence 2 × 1 × 125 × 2 × 2048 × 1 B = 1,024,000 B. Free 0.9 × 96e9 − 3,500,000 − 20,992,000
-#   = 86,375,508,000 B: batch 84,351. A step reads 1,000,000 + 2,250,000 + 125,000 (head) + 84,351 × 1,024,000
-#   = 86,378,799,000 B: 4.8e12 / that = 55.5692 tokens/s a sequence, × 84,351 / 8 = 585,914.61 per accelerator.
-ROOFLINE = 585914.61
+# untied) on acme-x1 (96 GB printed, read as GiB: 103.08 GB; 4.8 TB/s; no dense figure, so no compute roof),
+# 8 accelerators per node, FP8 weights and KV, 2,048-token sequences, vLLM's reserve:
+#   TP 1, the narrowest that holds the model. Weights: attention 2 × 4 × 1000 × 1000 = 8,000,000 B; FFN
+#   2 × 3 × 1000 × 3000 = 18,000,000 B; embedding and head 2 × 1000 × 1000 = 2,000,000 B: 28,000,000 B.
+#   vLLM on a device of 70 GiB or more: headroom 8% of 103.08e9 = 8,246,400,000 B; activation peak the larger
+#   of 8,192 × (4 × 1000 + 2 × 1000 + 2 × 3000) × 2 = 196,608,000 B and 1,024 × 1000 × 38.67 = 39,598,080 B;
+#   non-torch 0.13 GiB = 139,586,437 B. KV pool 103.08e9 − 8,246,400,000 − 28,000,000 − 196,608,000
+#   − 139,586,437 = 94,469,405,563 B; KV per sequence 2 × 2 × 8 × 125 × 2048 × 1 B = 8,192,000 B: batch 11,531.
+#   A step reads 8,000,000 + 18,000,000 + 1,000,000 (head) + 11,531 × 8,192,000 = 94,488,952,000 B:
+#   0.01968520 s at 4.8e12 B/s, so 11,531 / 0.01968520 = 585,770.07 tokens/s on the one accelerator.
+ROOFLINE = 585770.07
 
 
 @pytest.fixture(scope="module")
@@ -125,9 +128,9 @@ def test_every_value_cites_the_summary_as_a_measurement(db):
 def test_roofline_of_a_result(db):
     offline, server = result(db, "mlperf-1-0-0001-tiny-dense-99-offline"), result(db, "mlperf-1-0-0003-tiny-dense-99-server")
     assert offline["roofline_per_accelerator"] == ROOFLINE
-    assert offline["roofline_share"] == 0.2048        # 120,000 / 585,914.61
-    assert server["roofline_share"] == 0.4096         # 240,000 / 585,914.61
-    assert offline["roofline_basis"] == "TP 8, batch 84351 of 2048 tokens, weights 8 bits, KV 8 bits, 96 GB at 4800 GB/s"
+    assert offline["roofline_share"] == 0.2049        # 120,000 / 585,770.07
+    assert server["roofline_share"] == 0.4097         # 240,000 / 585,770.07
+    assert offline["roofline_basis"] == "TP 1, batch 11531 of 2048 tokens, weights 8 bits, KV 8 bits, 103.08 GB at 4800 GB/s"
     # no roofline: a latency, an unmapped accelerator, weights in formats the fixture does not know (bf16, fp8-e4m3)
     for slug in ("mlperf-1-0-0004-tiny-dense-99-singlestream", "mlperf-1-0-0006-tiny-dense-99-offline",
                  "mlperf-1-0-0007-tiny-dense-99-offline"):
@@ -136,10 +139,10 @@ def test_roofline_of_a_result(db):
 
 def test_decode_efficiency(db):
     """The best closed, available result of each group (Offline: 120,000 beats 60,000; Server: 240,000):
-    median of 0.2048 and 0.4096 = 0.3072, over 2 results; beta-b1 has no family and no roofline."""
+    median of 0.2049 and 0.4097 = 0.3073, over 2 results; beta-b1 has no family and no roofline."""
     rows = [dict(r) for r in db.execute("select * from decode_efficiency")]
     assert [(r["accelerator_family"], r["model_class"], r["batch_regime"], r["efficiency"], r["results"]) for r in rows] == [
-        ("Acme One", "dense", "large-batch", 0.3072, 2)]
+        ("Acme One", "dense-small", "large-batch", 0.3073, 2)]
     assert "median of measured ÷ roofline" in rows[0]["basis"]
     columns = [c[1] for c in db.execute("pragma table_info(decode_efficiency)")]
     assert columns == ["accelerator_family", "model_class", "batch_regime", "efficiency", "results", "basis"]
@@ -177,9 +180,9 @@ async def test_spec_sheet_measured_section(fixture_client):
     section = page[page.index('id="section-measured"'):page.index('id="section-articles"')]
     offline = section[section.index('data-benchmark="tiny-dense" data-scenario="Offline"'):]
     offline = offline[:offline.index("</tr>")]
-    # best 120,000 (result v1.0-0001), median of 120,000 and 60,000, share 0.2048 of 585,915
+    # best 120,000 (result v1.0-0001), median of 120,000 and 60,000, share 0.2049 of 585,770
     assert ">120,000</a>" in offline and "90,000 <small>of 2</small>" in offline
-    assert "20% <small>of 585,915</small>" in offline
+    assert "20% <small>of 585,770</small>" in offline
     assert 'href="/computekb/citations/benchmark-results-mlperf-1-0-0001-tiny-dense-99-offline-result"' in offline
     assert ('href="https://github.com/mlcommons/inference_results_v1.0/tree/main/closed/Acme/results/Sys1" '
             'rel="noopener">v1.0-0001</a>') in offline
@@ -203,7 +206,7 @@ async def test_measured_queries_answer_and_refuse_bad_parameters(fixture_client)
                                      "&_shape=array")).json()
     # the best Offline result of acme-x1 (120,000 beats 60,000); beta-b1's has no roofline
     assert [(r["accelerator"], r["result_id"], r["measured_per_accelerator"], r["roofline_share"]) for r in rows] == [
-        ("acme-x1", "v1.0-0001", 120000, 0.2048)]
+        ("acme-x1", "v1.0-0001", 120000.0, 0.2049)]
     best = (await fixture_client.get("/computekb/best-result-per-accelerator.json?benchmark=tiny-dense"
                                      "&scenario=Offline&_shape=array")).json()
     # acme-x1: best 120,000, median of 120,000 and 60,000; beta-b1: its one result
@@ -214,3 +217,11 @@ async def test_measured_queries_answer_and_refuse_bad_parameters(fixture_client)
         assert response.status_code == 400, query
     refused = await fixture_client.get("/computekb/measured-vs-roofline?benchmark=tiny-dense&round=v9")
     assert refused.status_code == 400 and "round &#39;v9&#39; is not one of: v1.0" in refused.text
+
+
+def test_decode_efficiency_is_calibrated_by_model_class(conn):
+    """Dense models by computed size (under 20B, to 200B, above), MoE apart (the real models)."""
+    classes = dict(conn.execute("select slug, model_class from models where slug in "
+                                "('llama-3-1-8b', 'llama-3-1-70b', 'llama-3-1-405b', 'deepseek-v3')"))
+    assert classes == {"llama-3-1-8b": "dense-small", "llama-3-1-70b": "dense-medium",
+                       "llama-3-1-405b": "dense-large", "deepseek-v3": "moe"}
