@@ -339,7 +339,9 @@ class Layout:
 
 
 def divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """The divisors of `n`, in order, from the pairs below its square root."""
+    low = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return low + [n // d for d in reversed(low) if d * d != n]
 
 
 def layout_problem(arch: Architecture, layout: Layout) -> str | None:
@@ -560,12 +562,19 @@ def smallest_layout(arch: Architecture, checkpoint: Checkpoint, device: Device, 
     to `max_tp`), then pipeline stages across nodes, each stage with the
     smallest TP that fits. None when nothing fits."""
     tps = [d for d in divisors(arch.attention_heads) if d <= max_tp]
-    for pp in range(1, arch.layers + 1):
-        for tp in tps:
-            sizing = size(arch, checkpoint, Layout(tp, pp), device, workload)
-            if sizing.fits:
-                return sizing
-    return None
+
+    def fits_at(pp):  # the most tensor parallelism needs the least memory per device
+        return size(arch, checkpoint, Layout(tps[-1], pp), device, workload).fits
+
+    # Each device needs no more with more stages, nor with more TP: the fewest stages that fit at all
+    # are found by bisection (a model that fits nowhere costs one sizing per halving, not one per layout).
+    if not fits_at(arch.layers):
+        return None
+    low, high = 0, arch.layers  # no fit with `low` stages (0: none), a fit with `high`
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if fits_at(middle) else (middle, high)
+    return next(sizing for tp in tps if (sizing := size(arch, checkpoint, Layout(tp, high), device, workload)).fits)
 
 
 # Backwards
