@@ -23,7 +23,7 @@ from .schema import (
     TABLES,
     TABLES_BY_NAME,
 )
-from .units import UnitError, to_unit
+from .units import INTEGER_PRECISIONS, OPS, UNIT_CHOICES, UnitError, parsed, to_unit
 
 DATE_PATTERN = re.compile(r"[0-9]{4}(?:-[0-9]{2}(?:-[0-9]{2})?)?\Z")  # ASCII digits only; \Z: no trailing newline
 CITATION_KEYS = {"value", "source", "kind", "scope", "note", "basis"}
@@ -58,14 +58,20 @@ def _calendar_date(value):
     return value
 
 
-def _quantity(unit, capacity):
+def _quantity(field):
+    unit = field.unit
+
     def convert(value):
         if isinstance(value, (list, dict)):  # to_unit is cached: it takes hashable values only
             raise ValueError(f"expected one quantity such as '80 {unit}', not a {type(value).__name__}")
         try:
-            return to_unit(value, unit, capacity)
+            magnitude = to_unit(value, unit, field.capacity)
         except UnitError as error:
             raise ValueError(str(error)) from None
+        if magnitude > field.maximum:
+            raise ValueError(f"{value!r} is more than the largest plausible {field.name} ({field.maximum:,.0f} {unit}): "
+                             f"check the number and the unit (one of {', '.join(UNIT_CHOICES[unit])})")
+        return magnitude
     return convert
 
 
@@ -85,12 +91,13 @@ def _field_schema(field):
     if kind == "date":
         return core_schema.no_info_before_validator_function(_partial_date, core_schema.str_schema())
     if kind == "int":
-        return core_schema.int_schema(strict=True, ge=field.minimum if field.minimum is not None else 1)
+        return core_schema.int_schema(strict=True, ge=field.minimum if field.minimum is not None else 1,
+                                      le=int(field.maximum))
     if kind == "number":
-        return core_schema.float_schema(strict=True, gt=0, allow_inf_nan=False)
+        return core_schema.float_schema(strict=True, gt=0, le=field.maximum, allow_inf_nan=False)
     if kind == "quantity":
         return core_schema.no_info_before_validator_function(
-            _quantity(field.unit, field.capacity), core_schema.float_schema(gt=0, allow_inf_nan=False))
+            _quantity(field), core_schema.float_schema(gt=0, allow_inf_nan=False))
     raise AssertionError(kind)
 
 
@@ -216,7 +223,7 @@ def validate_record(record):
         clean["slug"] = "-".join(clean[name] for name in table.slug_from)
     if record.table in ROW_CHECKS:
         found = [Problem(record.path, record.line_of(field), field, message)
-                 for field, message in ROW_CHECKS[record.table](clean)]
+                 for field, message in ROW_CHECKS[record.table](clean, values)]
         if found:
             return None, [], problems + found
     row = Row(record.table, clean, record.path, record.line, record.data.lines)
@@ -242,7 +249,7 @@ def date_order(record, clean):
                           f"{clean[first]} is after {second} {clean[second]}: a product is announced before it is available")
 
 
-def model_problems(model):
+def model_problems(model, _written):
     """A model the sizing cannot use: each field its attention and FFN need that it leaves empty."""
     for name in sizing.missing_fields(model):
         yield name, f"required to size this model (attention {model.get('attention')!r}); see docs/LLM_MATH.md"
@@ -258,7 +265,7 @@ def model_problems(model):
                                         "left once the linear-attention layers are counted")
 
 
-def checkpoint_problems(checkpoint):
+def checkpoint_problems(checkpoint, _written):
     """Every tensor group needs its bits: a format (its effective bits) or a figure."""
     for group in sizing.TENSOR_GROUPS[:-1]:
         if checkpoint.get(f"{group}_format") is None and checkpoint.get(f"{group}_bits") is None:
@@ -269,7 +276,7 @@ def checkpoint_problems(checkpoint):
 FLOAT_ELEMENT_FAMILIES = ("fp8", "fp6", "fp4")
 
 
-def number_format_problems(number_format):
+def number_format_problems(number_format, _written):
     """A block floating point format (elements share one exponent and have none of their own, as
     Tenstorrent's BFP8/BFP4) is a precision of its own, never counted as FP8, FP6 or FP4."""
     if (number_format.get("kind") == "block-scaled-float" and number_format.get("exponent_bits") == 0
@@ -282,7 +289,7 @@ def number_format_problems(number_format):
 VENDOR_TIERS = ("vendor-primary", "vendor-secondary")
 
 
-def source_problems(source):
+def source_problems(source, _written):
     """A page read through a mirror keeps the maker's tier only as a verbatim copy of a named vendor
     document: its title names the document; any other copy is third-party."""
     if source.get("read_via") and source["tier"] in VENDOR_TIERS and not source.get("title"):
@@ -290,8 +297,21 @@ def source_problems(source):
                        "copies verbatim; an unnamed copy is third-party")
 
 
+
+
+def throughput_problems(row, written):
+    """Integer throughput in OPS, floating-point throughput in FLOPS: the two never share a column's meaning."""
+    integer = row["precision"] in INTEGER_PRECISIONS
+    unit = parsed(written["tflops"], "TFLOPS")[1]
+    if (unit in OPS) != integer:
+        expected = "OPS (TOPS...)" if integer else "FLOPS (TFLOPS...)"
+        yield "tflops", (f"{written['tflops']!r}: {row['precision']} is {'an integer' if integer else 'a floating-point'} "
+                         f"precision, whose throughput is written in {expected}")
+
+
+# Checks of a row's values together: (clean values, values as written) in, (field, message) out.
 ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems, "number_formats": number_format_problems,
-              "sources": source_problems}
+              "sources": source_problems, "throughput": throughput_problems}
 
 
 def citations_of(row, written, cited):

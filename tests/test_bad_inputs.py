@@ -39,6 +39,8 @@ REQUIRED = {
     # Spellings of a forbidden host that name the same host, a mirror on one, a source nothing cites.
     "forbidden-host-trailing-dot", "forbidden-host-percent-encoded", "forbidden-host-userinfo",
     "forbidden-host-ideographic-full-stop", "forbidden-host-path", "forbidden-mirror", "uncited-source",
+    # Reliability: units by the grammar of their field.
+    "unit-grammar",
 }
 
 

@@ -87,7 +87,9 @@ def test_broken_file_is_reported_with_path_line_and_field(good):
         """})
     problems = [str(p) for p in validate_data(good).problems]
     assert len(problems) == 1
-    assert problems[0].endswith("bad.yml:10: memory_bandwidth_gbs: '4.8 GB' is in GB, which cannot be converted to GB/s")
+    assert problems[0].endswith("bad.yml:10: memory_bandwidth_gbs: '4.8 GB' is in GB, which cannot be converted to GB/s "
+                                "(write one of B/s, kB/s, MB/s, GB/s, TB/s, PB/s, KiB/s, MiB/s, GiB/s, TiB/s, PiB/s, "
+                                "kbit/s, Mbit/s, Gbit/s, Tbit/s, Pbit/s)")
 
 
 def test_validate_reports_every_problem_and_exits_1(good):
