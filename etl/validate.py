@@ -7,6 +7,7 @@ per table, references that resolve, and a citation for every number.
 
 import datetime
 import re
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -75,6 +76,13 @@ def _quantity(field):
     return convert
 
 
+def _normal(value):
+    """A float stored with its full precision: a subnormal one (below 2.2e-308) is a slip, not a figure."""
+    if value < sys.float_info.min:
+        raise ValueError(f"{value!r} is below the smallest normal float ({sys.float_info.min:.1e})")
+    return value
+
+
 def _field_schema(field):
     """The pydantic-core schema of one schema field."""
     kind = field.kind
@@ -94,7 +102,8 @@ def _field_schema(field):
         return core_schema.int_schema(strict=True, ge=field.minimum if field.minimum is not None else 1,
                                       le=int(field.maximum))
     if kind == "number":
-        return core_schema.float_schema(strict=True, gt=0, le=field.maximum, allow_inf_nan=False)
+        return core_schema.no_info_after_validator_function(
+            _normal, core_schema.float_schema(strict=True, gt=0, le=field.maximum, allow_inf_nan=False))
     if kind == "quantity":
         return core_schema.no_info_before_validator_function(
             _quantity(field), core_schema.float_schema(gt=0, allow_inf_nan=False))
