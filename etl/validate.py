@@ -406,14 +406,20 @@ def validate_records(records):
 REF_FIELDS = {t.name: [(f.name, f.ref, f.kind == "refs") for f in t.fields if f.kind in ("ref", "refs")] for t in TABLES}
 
 
+def key_of(row):
+    """The values of the fields a row's slug is derived from (one value per measure), or None."""
+    parts = TABLES_BY_NAME[row.table].slug_from
+    return tuple(row.values[name] for name in parts) if parts else None
+
+
 def file_keys(rows, partial, citations):
     """What the checks across files need of one file's results: slugs, references and facts, located.
 
-    Returns (slugs, refs, facts): slugs as (table, slug, path, line, valid), refs as
+    Returns (slugs, refs, facts): slugs as (table, slug, path, line, valid, key), refs as
     (referenced table, target, path, line, field, named by a citation), facts as
     consistency.Fact for the rules across rows.
     """
-    slugs = [(row.table, row.slug, row.path, row.line_of("slug"), valid)
+    slugs = [(row.table, row.slug, row.path, row.line_of("slug"), valid, key_of(row) if valid else None)
              for valid, group in ((True, rows), (False, partial)) for row in group if row.slug is not None]
     refs = [("sources", source, row.path, row.line_of(name), name, True)
             for row in partial for name, source in row.cited_sources]
@@ -449,11 +455,19 @@ class CrossCheck:
     def __init__(self):
         self.first = {t.name: {} for t in TABLES}    # slug -> (path, line, valid)
         self.again = []                               # (table, slug, path, line) of later definitions
+        # The rows of a table whose slug derives from key fields, by those fields: an explicit slug (kept as
+        # the permalink of a row whose key changed) must not make a second row of one key.
+        self.keys = {t.name: {} for t in TABLES if t.slug_from}  # key -> (slug, path, line)
+        self.same_key = []                            # (table, key, path, line) of later rows of a key
         self.pending = {t.name: {} for t in TABLES}  # unknown target -> [(path, line, field, citation)]
         self.facts = defaultdict(list)                # kind -> [consistency.Fact]
 
     def add(self, slugs, refs, facts=()):
-        for table, slug, path, line, valid in slugs:
+        for table, slug, path, line, valid, key in slugs:
+            if key is not None:
+                first_of_key = self.keys[table].setdefault(key, (slug, path, line))
+                if first_of_key[0] != slug:  # the same slug twice is reported as a duplicate slug below
+                    self.same_key.append((table, key, path, line))
             known = self.first[table]
             first = known.get(slug)
             if first is None:
@@ -479,6 +493,11 @@ class CrossCheck:
             message = (f"one value per ({', '.join(parts)}): {slug!r} is already given at {first_path}:{first_line}"
                        if parts else f"duplicate {table} slug {slug!r} (first defined at {first_path}:{first_line})")
             problems.append(Problem(path, line, "slug", message))
+        for table, key, path, line in self.same_key:
+            first_slug, first_path, first_line = self.keys[table][key]
+            parts = TABLES_BY_NAME[table].slug_from
+            problems.append(Problem(path, line, "slug", f"one value per ({', '.join(parts)}): ({', '.join(key)}) is "
+                                                        f"already given at {first_path}:{first_line} ({first_slug!r})"))
         for table, targets in self.pending.items():
             for target, places in targets.items():
                 for path, line, field, citation in places:

@@ -40,7 +40,7 @@ REQUIRED = {
     "forbidden-host-trailing-dot", "forbidden-host-percent-encoded", "forbidden-host-userinfo",
     "forbidden-host-ideographic-full-stop", "forbidden-host-path", "forbidden-mirror", "uncited-source",
     # Reliability: units by the grammar of their field.
-    "unit-grammar", "explicit-tags", "numbers-out-of-range",
+    "unit-grammar", "explicit-tags", "numbers-out-of-range", "explicit-slug-same-key",
 }
 
 
