@@ -302,6 +302,8 @@ class Record:
 
 
 YAML_SUFFIXES = (".yml", ".yaml")
+# The name of a data file: a slug-like stem (underscores and dots allowed between parts) and a lower-case suffix.
+DATA_FILE_NAME = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*\.ya?ml\Z")
 
 
 def display_path(path, cwd=None):
@@ -352,8 +354,11 @@ def scan_folder(folder, found, cwd):
                 scan_folder(entry.path, found, cwd)
             except OSError as error:
                 found.problems.append(folder_problem(entry.path, f"cannot list this folder ({error.strerror})", cwd))
-        elif entry.name.endswith(YAML_SUFFIXES) and entry.name not in YAML_SUFFIXES:  # `.yml` alone has no suffix
-            if entry.is_file(follow_symlinks=False):
+        elif entry.name.strip().lower().endswith(YAML_SUFFIXES):  # `a.YML`, `a.yml `: meant as data, never skipped
+            if not DATA_FILE_NAME.match(entry.name):
+                found.problems.append(folder_problem(entry.path, "not a data file name: write it in lower-case "
+                                                                 "letters, digits, '-' and '_', ending in .yml", cwd))
+            elif entry.is_file(follow_symlinks=False):
                 found.paths.append(entry.path)
             else:
                 found.problems.append(folder_problem(entry.path, "not a regular file", cwd))
