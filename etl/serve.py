@@ -27,12 +27,13 @@ from pathlib import Path
 import httpx
 import uvicorn
 from datasette.app import Datasette
+from datasette.database import Database
 from datasette.inspect import inspect_hash
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .build import inspect_path
 from .headers import SECURITY_HEADER_NAMES, SECURITY_HEADERS
-from .metadata import full_metadata, split_configuration
+from .metadata import DATABASE, full_metadata, split_configuration
 from .paths import METADATA_YML, PLUGINS_DIR, STATIC_DIR, STATIC_MOUNT, TEMPLATES_DIR
 from .site import DEFAULT_SITE_URL, PLUGIN, site_metadata
 
@@ -122,9 +123,11 @@ def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None, cache
     configuration = {}
     if DATASETTE_MAJOR >= 1:
         configuration["config"], metadata = split_configuration(metadata)
-    return Datasette(
-        immutables=[str(db_path)],
-        inspect_data=json.loads(inspect_file.read_text()) if inspect_file.exists() else None,
+    # The database is served under the one name the plugins and templates know, whatever its file's name
+    # (Datasette would name it after the file: `kb.db` answered 500 on the home page and the finder).
+    inspect_data = json.loads(inspect_file.read_text()) if inspect_file.exists() else None
+    datasette = Datasette(
+        inspect_data={DATABASE: next(iter(inspect_data.values()))} if inspect_data else None,
         metadata=metadata,
         **configuration,
         plugins_dir=str(PLUGINS_DIR),
@@ -134,6 +137,8 @@ def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None, cache
         secret=os.environ.get("DATASETTE_SECRET"),
         cors=cors,
     )
+    datasette.add_database(Database(datasette, path=str(db_path), is_mutable=False), name=DATABASE)
+    return datasette
 
 
 def without_security_headers(app):
