@@ -23,7 +23,7 @@ import weakref
 from pathlib import Path
 
 from datasette import hookimpl
-from datasette.utils import tilde_decode, urlsafe_components
+from datasette.utils import await_me_maybe, tilde_decode, urlsafe_components
 from datasette.utils.asgi import Request, Response
 
 from etl.error_page import error_response
@@ -200,3 +200,20 @@ async def databases(request, datasette):
 @hookimpl
 def register_routes():
     return [(r"^/-/databases(\.json)?$", databases)]
+
+
+@hookimpl(hookwrapper=True, specname="handle_exception")
+def first_answer_only(datasette, request, exception):
+    """Datasette awaits every plugin's answer to an exception and uses the first: its own default one
+    (the last) then prints a traceback and renders an error page for nothing, for every bad query string
+    this guard answers with a 400. The answers are taken in their order here, and the first given ends it."""
+    outcome = yield
+    answers = outcome.get_result()
+
+    async def first_answer():
+        for answer in answers:
+            response = await await_me_maybe(answer)
+            if response is not None:
+                return response
+        return None
+    outcome.force_result([first_answer])

@@ -192,3 +192,10 @@ async def test_the_page_is_not_rendered_again_for_each_bad_query_string(broken_c
     for n in ("abc", "xyz", "q"):
         assert (await broken_client.get(f"/-/broken-by-query?n={n}")).status_code == 400
     assert Broken.calls == ["n=abc", "", "n=xyz", "n=q"], "the page without arguments is rendered once"
+
+
+async def test_a_400_for_a_query_string_prints_no_traceback(client, capfd):
+    capfd.readouterr()
+    response = await client.get("/computekb/accelerators.json?_where=randomblob(1000000000) is not null")
+    assert response.status_code == 400
+    assert "Traceback" not in capfd.readouterr().err
