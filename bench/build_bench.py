@@ -111,7 +111,7 @@ def setup_and_run(kind, data, out):
                     stage.add(transform.file_tables(rows, citations))
                 transform.cross_file_columns(stage)
                 stage.finish({"data_release": "-", "data_hash": "-", "built_at": "-", "files": 0, "records": 0})
-            build.write_inspect(out, out, out.with_suffix(".json"))
+            build.write_inspect(out, out.with_suffix(".json"), out.stem)
         return run
     if kind == "load_ceiling":
         tables = built_rows(data, out)

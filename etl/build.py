@@ -6,9 +6,16 @@ database's staging tables: memory holds what the checks across files need
 (slugs, unresolved references), not the rows. The new database is built in a
 temporary file beside the target and renamed over it only when everything
 succeeded, so a failed build never touches the last good database.
+
+A release is that one file: Datasette's inspect data (its hash and table counts)
+is derived from the database by whoever serves it (`write_inspect`), never
+published beside it, so no kill between two renames can pair a database with
+another release's counts. The temporary files of a build that was killed are
+removed by the next build; a full disk is reported as such, with the folder.
 """
 
 import datetime
+import errno
 import functools
 import gc
 import hashlib
@@ -16,6 +23,8 @@ import json
 import multiprocessing
 import os
 import pickle
+import re
+import shutil
 import sqlite3
 import time
 from collections import deque
@@ -240,14 +249,14 @@ def inspect_path(db_path):
     return Path(db_path).with_suffix(".inspect.json")
 
 
-def write_inspect(tmp_db, final_db, target):
-    """Datasette's inspect file (table counts, hash) for the immutable database; return the counts."""
-    final_db, counts = Path(final_db), table_counts(tmp_db)
-    data = {final_db.stem: {
-        "hash": inspect_hash(Path(tmp_db)),
-        "size": Path(tmp_db).stat().st_size,
-        "file": final_db.name,
-        "tables": {name: {"count": count} for name, count in counts.items()},
+def write_inspect(db_path, target, name):
+    """Datasette's inspect file for the immutable database at `db_path`, served as `name`; return its counts."""
+    db_path, counts = Path(db_path), table_counts(db_path)
+    data = {name: {
+        "hash": inspect_hash(db_path),
+        "size": db_path.stat().st_size,
+        "file": db_path.name,
+        "tables": {table: {"count": count} for table, count in counts.items()},
     }}
     Path(target).write_text(json.dumps(data, indent=2))
     return counts
@@ -287,6 +296,45 @@ def fsync(path):
         os.fsync(file.fileno())
 
 
+class DiskFullError(Exception):
+    """The disk holding the output filled up while the new database was written."""
+
+    def __init__(self, output):
+        folder = Path(output).resolve().parent
+        free = shutil.disk_usage(folder).free
+        super().__init__(f"{display_path(str(folder))}: the disk is full ({free / 1e6:,.1f} MB free): the new "
+                         f"database could not be written; {display_path(output)} was left as it was")
+
+
+def is_disk_full(error):
+    """Whether `error` is the disk filling up: the OS's ENOSPC, or SQLite's SQLITE_FULL."""
+    if isinstance(error, OSError):
+        return error.errno in (errno.ENOSPC, errno.EDQUOT)
+    return isinstance(error, sqlite3.Error) and "disk is full" in str(error)
+
+
+TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.(?:inspect\.)?tmp(?:-journal|-wal|-shm)?\Z")
+
+
+def is_running(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_leftovers(output):
+    """Remove the temporary files that builds of `output` killed before their end left beside it
+    (a build still running keeps its own)."""
+    for path in Path(output).parent.glob(f".{Path(output).name}.*tmp*"):
+        match = TEMPORARY.match(path.name)
+        if match and match["name"] == Path(output).name and not is_running(int(match["pid"])):
+            path.unlink(missing_ok=True)
+
+
 @gc_paused
 def build_database(data_dir, output, cache=True, workers=None, progress=None, allow_shrink=False):
     """Build `output` from `data_dir`; return rows per table. Raises DataError, or
@@ -300,8 +348,8 @@ def build_database(data_dir, output, cache=True, workers=None, progress=None, al
     started = time.perf_counter()
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(output)
     tmp_db = output.with_name(f".{output.name}.{os.getpid()}.tmp")
-    tmp_inspect = output.with_name(f".{output.name}.{os.getpid()}.inspect.tmp")
     try:
         with StagingDatabase(tmp_db) as stage:
             records, _, problems, data_hash, files = validate_data(data_dir, cache_path(output) if cache else None,
@@ -315,16 +363,18 @@ def build_database(data_dir, output, cache=True, workers=None, progress=None, al
                 "files": files, "records": records,
             })
         # The new file is written without syncs: the rename below must not expose a
-        # half-written file. The disk syncs while the inspect file is computed.
+        # half-written file. The disk syncs while the tables are counted.
         with ThreadPoolExecutor(1) as syncing:
             synced = syncing.submit(fsync, tmp_db)
-            counts = write_inspect(tmp_db, output, tmp_inspect)
+            counts = table_counts(tmp_db)
             synced.result()
         if not allow_shrink and (losses := shrinkage(current_counts(output), counts)):
             raise ShrinkError(output, losses)
-        os.replace(tmp_db, output)
-        os.replace(tmp_inspect, inspect_path(output))
+        os.replace(tmp_db, output)  # the one step that publishes the release
+    except (OSError, sqlite3.Error) as error:
+        if is_disk_full(error):
+            raise DiskFullError(output) from None
+        raise
     finally:
-        for leftover in (tmp_db, tmp_inspect):
-            leftover.unlink(missing_ok=True)
+        tmp_db.unlink(missing_ok=True)
     return {"tables": counts, "seconds": time.perf_counter() - started, "release": data_hash[:12]}

@@ -11,6 +11,7 @@ import click
 from tqdm import tqdm
 
 from .build import (
+    DiskFullError,
     ShrinkError,
     build_database,
     built_hash,
@@ -64,7 +65,7 @@ def build(data_dir, output, quiet, no_cache, allow_shrink=False):
     progress = None if quiet else functools.partial(tqdm, desc="Reading", unit=" files", leave=False, disable=None)
     try:
         result = build_database(data_dir, output, cache=not no_cache, progress=progress, allow_shrink=allow_shrink)
-    except (DataError, ShrinkError) as error:
+    except (DataError, ShrinkError, DiskFullError) as error:
         if isinstance(error, DataError):
             print_problems(error.problems)
         else:
@@ -127,21 +128,31 @@ def serve(host, port, data_dir, db_path, site_url, no_rebuild, cache_ttl, cors):
     """Rebuild if the data changed, then serve one release with Datasette.
 
     The server answers from a copy of the database taken at start: a later
-    build is served from the next start.
+    build is served from the next start. When the rebuild fails, the last good
+    release is served, and the console and `/-/release` say so.
     """
+    rebuild_failed = None
     if no_rebuild:
         if not db_path.exists():
             raise click.ClickException(f"{printable(str(db_path))} does not exist (--no-rebuild: it is not built here)")
     elif is_stale(db_path, data_dir):
         click.echo(f"Building {db_path} from {data_dir}...")
-        click.get_current_context().invoke(build, data_dir=data_dir, output=db_path)
+        try:
+            click.get_current_context().invoke(build, data_dir=data_dir, output=db_path)
+        except SystemExit as failed:
+            if built_hash(db_path) is None:  # no good release to fall back on
+                raise
+            rebuild_failed = f"the rebuild from {printable(str(data_dir))} failed (exit status {failed.code})"
+            click.echo(f"Serving the last good release of {printable(str(db_path))}: {rebuild_failed}; "
+                       "fix the problems above and restart.", err=True)
     from .serve import release_snapshot, run_server  # Datasette's app and uvicorn: only this command needs them
 
     # uvicorn stops gracefully on SIGTERM, then raises the signal again under the handler it found:
     # with the default one the process ends there, before the snapshot's folder is removed.
     signal.signal(signal.SIGTERM, exit_on_signal)
     with release_snapshot(db_path) as snapshot:
-        run_server(snapshot, host, port, site_url or f"http://{host}:{port}", cache_ttl, cors)
+        run_server(snapshot, host, port, site_url or f"http://{host}:{port}", cache_ttl, cors,
+                   {"rebuild_failed": rebuild_failed})
 
 
 @cli.command()

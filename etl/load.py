@@ -17,6 +17,7 @@ import sqlite_utils
 from sqlite_utils.db import quote_identifier
 
 from .schema import COLUMNS, ENGINES, GENERATED, LINKS, STAGED, STAGED_ROWS, TABLES, TABLES_BY_NAME, TAG_COUNTS
+from .units import INTEGER_PRECISIONS
 
 SQL_TYPES = {"int": "INTEGER", "bool": "INTEGER", "number": "REAL", "quantity": "REAL"}  # other kinds: TEXT
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"  # "memoire" finds "mémoire"
@@ -32,7 +33,6 @@ FROM accelerators a
 ORDER BY a.vendor, a.name
 """
 DENSE_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8", "int4")
-INTEGER_PRECISIONS = ("int8", "int4")
 
 
 class DenseColumn(NamedTuple):

@@ -1,5 +1,6 @@
 """A problem found in the data, located by file, line and field."""
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -10,6 +11,15 @@ UNPRINTABLE = {code: f"\\x{code:02x}" for code in [*range(0x20), *range(0x7f, 0x
 UNPRINTABLE.update({code: f"\\u{code:04x}" for code in (0x2028, 0x2029)})
 
 SHOWN_ALIKE = 20  # identical problems (same file, field and message) printed before the rest are counted
+
+
+PLAIN_PATH = re.compile(r"[A-Za-z0-9_./-]*\Z")
+
+
+def shown_path(path):
+    """`path` as written when it holds only plain characters, else quoted (Python's repr, escapes included),
+    so a name such as `x.yml:1: slug: ` cannot pass for the location of a problem."""
+    return path if PLAIN_PATH.match(path) else repr(path)
 
 
 def printable(text):
@@ -25,7 +35,7 @@ class Problem:
     message: str
 
     def __str__(self):
-        return printable(f"{self.path}:{self.line}: {self.field}: {self.message}")
+        return printable(f"{shown_path(self.path)}:{self.line}: {self.field}: {self.message}")
 
 
 def report_lines(problems):
@@ -41,7 +51,7 @@ def report_lines(problems):
             lines.append(str(problem))
         if seen[key] == SHOWN_ALIKE + 1:
             summaries.append(printable(f"  ... and {alike[key] - SHOWN_ALIKE:,} more of "
-                                       f"{problem.path}: {problem.field}: {problem.message}"))
+                                       f"{shown_path(problem.path)}: {problem.field}: {problem.message}"))
     return lines + summaries
 
 

@@ -30,3 +30,18 @@ def as_filter(key: str, value: str) -> Filter | None:
         return None
     column, lookup = key.rsplit("__", 1) if "__" in key else (key, "exact")
     return Filter(key, column, lookup, value)
+
+
+# A search's cost grows with its words (each is one more full-text term, with its synonyms): the
+# search page and the search-articles query take this many words and characters at most.
+MAX_SEARCH_WORDS = 12
+MAX_SEARCH_CHARACTERS = 200
+
+
+def search_problem(query: str, words: list) -> str | None:
+    """Why a search query is refused (too long, too many words), or None."""
+    if len(words) > MAX_SEARCH_WORDS:
+        return f"the search has {len(words):,} words: at most {MAX_SEARCH_WORDS} are searched for at once"
+    if len(query) > MAX_SEARCH_CHARACTERS:
+        return f"the search is {len(query):,} characters long: at most {MAX_SEARCH_CHARACTERS} are searched for"
+    return None

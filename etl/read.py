@@ -3,8 +3,9 @@
 PyYAML's safe loader (the C one when available) with changes that make
 bad input visible instead of silently wrong: duplicate keys are reported (PyYAML
 keeps the last one), aliases and merge keys are refused (they are how "billion
-laughs" bombs work, and curated data never needs them), so are tags other than
-plain scalars (!!set, !!binary, !!python/...), and dates stay strings (so
+laughs" bombs work, and curated data never needs them), so are explicit tags
+(!!set, !!binary, !!python/..., and `!!float abc`, `!!bool yes`, `!!null 700 W`,
+which type a value against its text) but `!!str`, and dates stay strings (so
 `2024-03` and `2024-03-01` are read the same way). Plain scalars are typed by
 YAML 1.2's core schema, not PyYAML's YAML 1.1 rules: `010` is ten, not eight;
 `1:30`, `4_29.0`, `NO` and `yes` stay strings.
@@ -65,6 +66,7 @@ class LineDict(dict):
 
 
 PLAIN_SCALAR_TAGS = {f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float")}
+PLAIN_STYLES = (None, "")  # a plain (unquoted) scalar, as the Python and the C parsers mark it
 MERGE_TAG = "tag:yaml.org,2002:merge"
 KEY_ON_LINE = re.compile(r"^[\s-]*([A-Za-z_][\w-]*)\s*:")
 
@@ -213,6 +215,10 @@ class LineConstructor:
             return [child.value if plain and child.__class__ is ScalarNode and child.tag == STR_TAG
                     else self.construct_object(child) for child in node.value]
         if kind is ScalarNode and tag in PLAIN_SCALAR_TAGS:
+            if node.style not in PLAIN_STYLES or self.resolve(ScalarNode, node.value, (True, False)) != tag:
+                # an explicit tag: `!!float abc`, `!!bool yes`, `!!null 700 W` type a value against its text
+                raise Refused(node.start_mark, f"YAML tag !!{tag.rsplit(':', 1)[1]} is not allowed in data files "
+                                               "(only !!str is): write the value without it, as its type reads it")
             return self.construct_scalar_value(node, tag)
         if tag == MERGE_TAG:
             # Merging copies the merged mapping once per use before any alias is
@@ -296,6 +302,8 @@ class Record:
 
 
 YAML_SUFFIXES = (".yml", ".yaml")
+# The name of a data file: a slug-like stem (underscores and dots allowed between parts) and a lower-case suffix.
+DATA_FILE_NAME = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*\.ya?ml\Z")
 
 
 def display_path(path, cwd=None):
@@ -346,8 +354,11 @@ def scan_folder(folder, found, cwd):
                 scan_folder(entry.path, found, cwd)
             except OSError as error:
                 found.problems.append(folder_problem(entry.path, f"cannot list this folder ({error.strerror})", cwd))
-        elif entry.name.endswith(YAML_SUFFIXES) and entry.name not in YAML_SUFFIXES:  # `.yml` alone has no suffix
-            if entry.is_file(follow_symlinks=False):
+        elif entry.name.strip().lower().endswith(YAML_SUFFIXES):  # `a.YML`, `a.yml `: meant as data, never skipped
+            if not DATA_FILE_NAME.match(entry.name):
+                found.problems.append(folder_problem(entry.path, "not a data file name: write it in lower-case "
+                                                                 "letters, digits, '-' and '_', ending in .yml", cwd))
+            elif entry.is_file(follow_symlinks=False):
                 found.paths.append(entry.path)
             else:
                 found.problems.append(folder_problem(entry.path, "not a regular file", cwd))

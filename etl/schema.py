@@ -49,6 +49,30 @@ CAPABILITY = ("yes", "no", "unknown")
 MODEL_CLASSES = ("dense-small", "dense-medium", "dense-large", "moe")
 
 
+# The largest plausible value of each numeric field a data file gives, in its column unit (quantities) or
+# as written: far above any real value (a whole rack for a system row), so that a slip of a unit or an
+# exponent is refused rather than stored, and the sizing functions never loop over an absurd figure.
+MAXIMA = {
+    "announced_articles": 1e6, "announced_pages": 1e5, "announced_avg_minutes": 1e3, "announced_words": 1e10,
+    "reading_minutes": 1e3, "per_direction_gbs": 1e7, "bidirectional_gbs": 1e7, "domain_size": 1e6,
+    "memory_gb": 1e6, "memory_bandwidth_gbs": 1e8, "addressable_memory_gb": 1e6, "tdp_w": 1e7,
+    "interconnect_gbs": 1e8, "launch_price_usd": 1e9, "bits": 64, "exponent_bits": 64, "mantissa_bits": 64,
+    "block_size": 1e6, "effective_bits": 64, "tflops": 1e9, "amount": 1e10, "devices": 1e6, "gpu_count": 1e5,
+    "price_per_hour": 1e6, "total_params_b": 1e5, "active_params_b": 1e5, "layers": 1e4, "hidden_size": 1e6,
+    "attention_heads": 1e4, "kv_heads": 1e4, "head_dim": 1e5, "intermediate_size": 1e7, "vocab_size": 1e8,
+    "experts": 1e5, "experts_per_token": 1e5, "shared_experts": 1e4, "moe_intermediate_size": 1e7,
+    "dense_layers": 1e4, "q_lora_rank": 1e6, "kv_lora_rank": 1e6, "qk_rope_head_dim": 1e5, "qk_nope_head_dim": 1e5,
+    "v_head_dim": 1e5, "sliding_window": 1e9, "full_attention_layers": 1e4, "full_attention_kv_heads": 1e4,
+    "full_attention_head_dim": 1e5, "vision_params_b": 1e4, "max_context": 1e9, "group_size": 1e7,
+    "experts_bits": 64, "attention_bits": 64, "dense_ffn_bits": 64, "embedding_bits": 64, "output_head_bits": 64,
+    "stated_size_gb": 1e6, "memory_mib": 1e9, "spot_price_per_hour": 1e6, "ffn_layers": 1e4, "ffn_matrices": 16,
+    "linear_attention_layers": 1e4, "linear_heads": 1e4, "linear_key_heads": 1e4, "linear_key_head_dim": 1e5,
+    "linear_value_head_dim": 1e5, "linear_conv_kernel": 1e4, "indexer_heads": 1e4, "indexer_head_dim": 1e5,
+    "high_precision_layers": 1e4, "accelerators_per_node": 1e5, "nodes": 1e5, "total_accelerators": 1e6,
+    "result": 1e12, "bandwidth_gbs": 1e8,
+}
+
+
 @dataclass(frozen=True)
 class Field:
     name: str
@@ -70,6 +94,11 @@ class Field:
         assert self.kind in KINDS, self.kind
         assert (self.kind == "quantity") == (self.unit is not None), self.name
         assert not self.capacity or self.unit == "GB", self.name
+
+    @property
+    def maximum(self) -> float | None:
+        """The largest plausible value of a numeric field (MAXIMA), None for other kinds."""
+        return MAXIMA.get(self.name) if self.kind in NUMERIC_KINDS else None
 
 
 @dataclass(frozen=True)
@@ -595,6 +624,7 @@ GENERATED = (
 )
 
 AUTHORED = {t.name: t for t in TABLES}
+assert all(f.maximum for t in TABLES for f in t.fields if f.kind in NUMERIC_KINDS), "a numeric field without MAXIMA"
 TABLES_BY_NAME = {t.name: t for t in TABLES + GENERATED}
 
 

@@ -2,10 +2,11 @@
 `serve` command, the tests and the deployment image of `publish`, whose
 command is `computekb serve` too.
 
-A server serves one data release: `computekb serve` copies the database and its
-inspect file, checked to belong together, into a folder of its own and serves
-the copy. A build that replaces `computekb.db` meanwhile changes nothing that
-the running server answers; the new release is served from the next start.
+A server serves one data release: `computekb serve` copies the database (the
+release is that one file) into a folder of its own, makes Datasette's inspect
+file from the copy, and serves the copy. A build that replaces `computekb.db`
+meanwhile changes nothing that the running server answers; the new release is
+served from the next start.
 
 `computekb serve` runs uvicorn itself on Datasette's ASGI application, as
 `datasette serve` does, with the httptools parser and the security headers as
@@ -27,12 +28,12 @@ from pathlib import Path
 import httpx
 import uvicorn
 from datasette.app import Datasette
-from datasette.inspect import inspect_hash
+from datasette.database import Database
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from .build import inspect_path
+from .build import built_hash, inspect_path, write_inspect
 from .headers import SECURITY_HEADER_NAMES, SECURITY_HEADERS
-from .metadata import full_metadata, split_configuration
+from .metadata import DATABASE, full_metadata, split_configuration
 from .paths import METADATA_YML, PLUGINS_DIR, STATIC_DIR, STATIC_MOUNT, TEMPLATES_DIR
 from .site import DEFAULT_SITE_URL, PLUGIN, site_metadata
 
@@ -74,38 +75,23 @@ def write_metadata(db_path, site_url=DEFAULT_SITE_URL):
     return path
 
 
-SNAPSHOT_ATTEMPTS = 5  # a build replaces the database, then its inspect file: a copy between the two is retried
-
-
-def inspect_matches(inspect_text, db_path):
-    """Whether an inspect file's hash is that of the database at `db_path`."""
-    try:
-        described = json.loads(inspect_text)[Path(db_path).stem]
-    except (ValueError, KeyError, TypeError):
-        return False
-    return described.get("hash") == inspect_hash(Path(db_path))
-
-
 @contextlib.contextmanager
 def release_snapshot(db_path):
-    """A private copy of `db_path` and its inspect file, of one release; yields the copy's path.
+    """A private copy of the release at `db_path`, with its inspect file; yields the copy's path.
 
     A server reading the published file itself would open new connections on a
     new file after a rebuild while old ones keep the old file: answers from two
-    releases, counts of the old one, citations looked up in the wrong one.
+    releases, counts of the old one, citations looked up in the wrong one. A
+    build replaces the file in one rename and the copy reads the file it opened,
+    so the copy is one release; its inspect file is made from the copy itself.
+    The copy is named after the database the site serves, whatever the file's name.
     """
     with tempfile.TemporaryDirectory(prefix="computekb-release-") as folder:
-        copy = Path(folder) / Path(db_path).name
-        for _ in range(SNAPSHOT_ATTEMPTS):
-            inspect = inspect_path(db_path)
-            inspect_text = inspect.read_text() if inspect.exists() else None
-            shutil.copyfile(db_path, copy)
-            if inspect_text is None or inspect_matches(inspect_text, copy):
-                break
-        else:
-            raise RuntimeError(f"{db_path} kept changing while it was copied; try again when the build is over")
-        if inspect_text is not None:
-            inspect_path(copy).write_text(inspect_text)
+        copy = Path(folder) / f"{DATABASE}.db"
+        shutil.copyfile(db_path, copy)
+        if built_hash(copy) is None:
+            raise RuntimeError(f"{db_path} is not a database built by computekb build")
+        write_inspect(copy, inspect_path(copy), DATABASE)
         yield copy
 
 
@@ -122,9 +108,11 @@ def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None, cache
     configuration = {}
     if DATASETTE_MAJOR >= 1:
         configuration["config"], metadata = split_configuration(metadata)
-    return Datasette(
-        immutables=[str(db_path)],
-        inspect_data=json.loads(inspect_file.read_text()) if inspect_file.exists() else None,
+    # The database is served under the one name the plugins and templates know, whatever its file's name
+    # (Datasette would name it after the file: `kb.db` answered 500 on the home page and the finder).
+    inspect_data = json.loads(inspect_file.read_text()) if inspect_file.exists() else None
+    datasette = Datasette(
+        inspect_data={DATABASE: next(iter(inspect_data.values()))} if inspect_data else None,
         metadata=metadata,
         **configuration,
         plugins_dir=str(PLUGINS_DIR),
@@ -134,6 +122,8 @@ def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None, cache
         secret=os.environ.get("DATASETTE_SECRET"),
         cors=cors,
     )
+    datasette.add_database(Database(datasette, path=str(db_path), is_mutable=False), name=DATABASE)
+    return datasette
 
 
 def without_security_headers(app):
@@ -194,15 +184,16 @@ def server_config(datasette, host, port):
                           lifespan="on", workers=1, http=BoundedHttpToolsProtocol, headers=list(SECURITY_HEADERS.items()))
 
 
-def run_server(db_path, host, port, site_url, cache_ttl=None, cors=False):
+def run_server(db_path, host, port, site_url, cache_ttl=None, cors=False, plugin_config=None):
     """Serve `db_path` until stopped: Datasette's startup hooks first, as `datasette serve` runs them."""
-    datasette = make_datasette(db_path, site_url, cache_ttl=cache_ttl, cors=cors)
+    datasette = make_datasette(db_path, site_url, plugin_config, cache_ttl=cache_ttl, cors=cors)
     asyncio.run(datasette.invoke_startup())
     uvicorn.Server(server_config(datasette, host, port)).run()
 
 
 def datasette_args(db_path, host, port, site_url=DEFAULT_SITE_URL):
     """Command-line arguments for `datasette serve` with the same configuration."""
+    write_inspect(db_path, inspect_path(db_path), Path(db_path).stem)
     args = ["serve", "-i", str(db_path), "--inspect-file", str(inspect_path(db_path)),
             "-m", str(write_metadata(db_path, site_url)), "--plugins-dir", str(PLUGINS_DIR),
             "--template-dir", str(TEMPLATES_DIR), "--static", f"{STATIC_MOUNT}:{STATIC_DIR}", "--host", host, "--port", str(port)]

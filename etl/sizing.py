@@ -342,7 +342,9 @@ class Layout:
 
 
 def divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """The divisors of `n`, in order, from the pairs below its square root."""
+    low = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return low + [n // d for d in reversed(low) if d * d != n]
 
 
 def layout_problem(arch: Architecture, layout: Layout) -> str | None:
@@ -688,16 +690,18 @@ def smallest_layout(arch: Architecture, checkpoint: Checkpoint, device: Device, 
     few times, not 126 × the TPs), then the narrowest TP that fits with them."""
     tps = [d for d in divisors(arch.attention_heads) if d <= max_tp]
 
-    def fits(tp, pp):
-        return size(arch, checkpoint, Layout(tp, pp), device, workload).fits
+    def fits_at(pp):  # the most tensor parallelism needs the least memory per device
+        return size(arch, checkpoint, Layout(tps[-1], pp), device, workload).fits
 
-    if not fits(tps[-1], arch.layers):
+    # Each device needs no more with more stages, nor with more TP: the fewest stages that fit at all
+    # are found by bisection (a model that fits nowhere costs one sizing per halving, not one per layout).
+    if not fits_at(arch.layers):
         return None
-    low, high = 0, arch.layers  # the widest TP does not fit on `low` stages (0: none), fits on `high`
+    low, high = 0, arch.layers  # no fit with `low` stages (0: none), a fit with `high`
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (low, middle) if fits(tps[-1], middle) else (middle, high)
-    return next(s for tp in tps if (s := size(arch, checkpoint, Layout(tp, high), device, workload)).fits)
+        low, high = (low, middle) if fits_at(middle) else (middle, high)
+    return next(sizing for tp in tps if (sizing := size(arch, checkpoint, Layout(tp, high), device, workload)).fits)
 
 
 # Backwards

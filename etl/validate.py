@@ -7,6 +7,7 @@ per table, references that resolve, and a citation for every number.
 
 import datetime
 import re
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -23,7 +24,7 @@ from .schema import (
     TABLES,
     TABLES_BY_NAME,
 )
-from .units import UnitError, to_unit
+from .units import INTEGER_PRECISIONS, OPS, UNIT_CHOICES, UnitError, parsed, to_unit
 
 DATE_PATTERN = re.compile(r"[0-9]{4}(?:-[0-9]{2}(?:-[0-9]{2})?)?\Z")  # ASCII digits only; \Z: no trailing newline
 CITATION_KEYS = {"value", "source", "kind", "scope", "note", "basis"}
@@ -58,15 +59,28 @@ def _calendar_date(value):
     return value
 
 
-def _quantity(unit, capacity):
+def _quantity(field):
+    unit = field.unit
+
     def convert(value):
         if isinstance(value, (list, dict)):  # to_unit is cached: it takes hashable values only
             raise ValueError(f"expected one quantity such as '80 {unit}', not a {type(value).__name__}")
         try:
-            return to_unit(value, unit, capacity)
+            magnitude = to_unit(value, unit, field.capacity)
         except UnitError as error:
             raise ValueError(str(error)) from None
+        if magnitude > field.maximum:
+            raise ValueError(f"{value!r} is more than the largest plausible {field.name} ({field.maximum:,.0f} {unit}): "
+                             f"check the number and the unit (one of {', '.join(UNIT_CHOICES[unit])})")
+        return magnitude
     return convert
+
+
+def _normal(value):
+    """A float stored with its full precision: a subnormal one (below 2.2e-308) is a slip, not a figure."""
+    if value < sys.float_info.min:
+        raise ValueError(f"{value!r} is below the smallest normal float ({sys.float_info.min:.1e})")
+    return value
 
 
 def _field_schema(field):
@@ -85,12 +99,14 @@ def _field_schema(field):
     if kind == "date":
         return core_schema.no_info_before_validator_function(_partial_date, core_schema.str_schema())
     if kind == "int":
-        return core_schema.int_schema(strict=True, ge=field.minimum if field.minimum is not None else 1)
+        return core_schema.int_schema(strict=True, ge=field.minimum if field.minimum is not None else 1,
+                                      le=int(field.maximum))
     if kind == "number":
-        return core_schema.float_schema(strict=True, gt=0, allow_inf_nan=False)
+        return core_schema.no_info_after_validator_function(
+            _normal, core_schema.float_schema(strict=True, gt=0, le=field.maximum, allow_inf_nan=False))
     if kind == "quantity":
         return core_schema.no_info_before_validator_function(
-            _quantity(field.unit, field.capacity), core_schema.float_schema(gt=0, allow_inf_nan=False))
+            _quantity(field), core_schema.float_schema(gt=0, allow_inf_nan=False))
     raise AssertionError(kind)
 
 
@@ -216,7 +232,7 @@ def validate_record(record):
         clean["slug"] = "-".join(clean[name] for name in table.slug_from)
     if record.table in ROW_CHECKS:
         found = [Problem(record.path, record.line_of(field), field, message)
-                 for field, message in ROW_CHECKS[record.table](clean)]
+                 for field, message in ROW_CHECKS[record.table](clean, values)]
         if found:
             return None, [], problems + found
     row = Row(record.table, clean, record.path, record.line, record.data.lines)
@@ -242,7 +258,7 @@ def date_order(record, clean):
                           f"{clean[first]} is after {second} {clean[second]}: a product is announced before it is available")
 
 
-def model_problems(model):
+def model_problems(model, _written):
     """A model the sizing cannot use: each field its attention and FFN need that it leaves empty."""
     for name in sizing.missing_fields(model):
         yield name, f"required to size this model (attention {model.get('attention')!r}); see docs/LLM_MATH.md"
@@ -258,7 +274,7 @@ def model_problems(model):
                                         "left once the linear-attention layers are counted")
 
 
-def checkpoint_problems(checkpoint):
+def checkpoint_problems(checkpoint, _written):
     """Every tensor group needs its bits: a format (its effective bits) or a figure."""
     for group in sizing.TENSOR_GROUPS[:-1]:
         if checkpoint.get(f"{group}_format") is None and checkpoint.get(f"{group}_bits") is None:
@@ -269,7 +285,7 @@ def checkpoint_problems(checkpoint):
 FLOAT_ELEMENT_FAMILIES = ("fp8", "fp6", "fp4")
 
 
-def number_format_problems(number_format):
+def number_format_problems(number_format, _written):
     """A block floating point format (elements share one exponent and have none of their own, as
     Tenstorrent's BFP8/BFP4) is a precision of its own, never counted as FP8, FP6 or FP4."""
     if (number_format.get("kind") == "block-scaled-float" and number_format.get("exponent_bits") == 0
@@ -282,7 +298,7 @@ def number_format_problems(number_format):
 VENDOR_TIERS = ("vendor-primary", "vendor-secondary")
 
 
-def source_problems(source):
+def source_problems(source, _written):
     """A page read through a mirror keeps the maker's tier only as a verbatim copy of a named vendor
     document: its title names the document; any other copy is third-party."""
     if source.get("read_via") and source["tier"] in VENDOR_TIERS and not source.get("title"):
@@ -290,8 +306,21 @@ def source_problems(source):
                        "copies verbatim; an unnamed copy is third-party")
 
 
+
+
+def throughput_problems(row, written):
+    """Integer throughput in OPS, floating-point throughput in FLOPS: the two never share a column's meaning."""
+    integer = row["precision"] in INTEGER_PRECISIONS
+    unit = parsed(written["tflops"], "TFLOPS")[1]
+    if (unit in OPS) != integer:
+        expected = "OPS (TOPS...)" if integer else "FLOPS (TFLOPS...)"
+        yield "tflops", (f"{written['tflops']!r}: {row['precision']} is {'an integer' if integer else 'a floating-point'} "
+                         f"precision, whose throughput is written in {expected}")
+
+
+# Checks of a row's values together: (clean values, values as written) in, (field, message) out.
 ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems, "number_formats": number_format_problems,
-              "sources": source_problems}
+              "sources": source_problems, "throughput": throughput_problems}
 
 
 def citations_of(row, written, cited):
@@ -377,14 +406,20 @@ def validate_records(records):
 REF_FIELDS = {t.name: [(f.name, f.ref, f.kind == "refs") for f in t.fields if f.kind in ("ref", "refs")] for t in TABLES}
 
 
+def key_of(row):
+    """The values of the fields a row's slug is derived from (one value per measure), or None."""
+    parts = TABLES_BY_NAME[row.table].slug_from
+    return tuple(row.values[name] for name in parts) if parts else None
+
+
 def file_keys(rows, partial, citations):
     """What the checks across files need of one file's results: slugs, references and facts, located.
 
-    Returns (slugs, refs, facts): slugs as (table, slug, path, line, valid), refs as
+    Returns (slugs, refs, facts): slugs as (table, slug, path, line, valid, key), refs as
     (referenced table, target, path, line, field, named by a citation), facts as
     consistency.Fact for the rules across rows.
     """
-    slugs = [(row.table, row.slug, row.path, row.line_of("slug"), valid)
+    slugs = [(row.table, row.slug, row.path, row.line_of("slug"), valid, key_of(row) if valid else None)
              for valid, group in ((True, rows), (False, partial)) for row in group if row.slug is not None]
     refs = [("sources", source, row.path, row.line_of(name), name, True)
             for row in partial for name, source in row.cited_sources]
@@ -420,11 +455,19 @@ class CrossCheck:
     def __init__(self):
         self.first = {t.name: {} for t in TABLES}    # slug -> (path, line, valid)
         self.again = []                               # (table, slug, path, line) of later definitions
+        # The rows of a table whose slug derives from key fields, by those fields: an explicit slug (kept as
+        # the permalink of a row whose key changed) must not make a second row of one key.
+        self.keys = {t.name: {} for t in TABLES if t.slug_from}  # key -> (slug, path, line)
+        self.same_key = []                            # (table, key, path, line) of later rows of a key
         self.pending = {t.name: {} for t in TABLES}  # unknown target -> [(path, line, field, citation)]
         self.facts = defaultdict(list)                # kind -> [consistency.Fact]
 
     def add(self, slugs, refs, facts=()):
-        for table, slug, path, line, valid in slugs:
+        for table, slug, path, line, valid, key in slugs:
+            if key is not None:
+                first_of_key = self.keys[table].setdefault(key, (slug, path, line))
+                if first_of_key[0] != slug:  # the same slug twice is reported as a duplicate slug below
+                    self.same_key.append((table, key, path, line))
             known = self.first[table]
             first = known.get(slug)
             if first is None:
@@ -450,6 +493,11 @@ class CrossCheck:
             message = (f"one value per ({', '.join(parts)}): {slug!r} is already given at {first_path}:{first_line}"
                        if parts else f"duplicate {table} slug {slug!r} (first defined at {first_path}:{first_line})")
             problems.append(Problem(path, line, "slug", message))
+        for table, key, path, line in self.same_key:
+            first_slug, first_path, first_line = self.keys[table][key]
+            parts = TABLES_BY_NAME[table].slug_from
+            problems.append(Problem(path, line, "slug", f"one value per ({', '.join(parts)}): ({', '.join(key)}) is "
+                                                        f"already given at {first_path}:{first_line} ({first_slug!r})"))
         for table, targets in self.pending.items():
             for target, places in targets.items():
                 for path, line, field, citation in places:

@@ -8,18 +8,23 @@ Datasette 0.65 answers some bad query strings with HTTP 500: `_through` and
 `_timelimit` are parsed without a check. Those are checked here before
 Datasette sees them (filters on a column with a unit are checked by
 plugins/units.py). Any other 500 caused by the query string alone (the
-same page without it works) becomes a 400 and is logged, and a row URL with too
-few keys a 404; any other 500 stays a 500, because that is a real server bug.
+same page without it works) becomes a 400 whose message names no internals,
+logged in one line, and a row URL with too few keys a 404; any other 500 stays
+a 500, because that is a real server bug. A path with a trailing slash
+redirects to the same path without it, on this site whatever the path holds.
+`/-/databases.json` names each database's file, not where the server keeps it.
 """
 
 import json
 import logging
 import re
 import urllib.parse
+import weakref
+from pathlib import Path
 
 from datasette import hookimpl
-from datasette.utils import tilde_decode, urlsafe_components
-from datasette.utils.asgi import Request
+from datasette.utils import await_me_maybe, tilde_decode, urlsafe_components
+from datasette.utils.asgi import Request, Response
 
 from etl.error_page import error_response
 from etl.headers import encoded_security_headers
@@ -68,6 +73,20 @@ def database_csv_error(datasette, request):
     return None
 
 
+def without_trailing_slash(scope):
+    """Where a path with a trailing slash redirects (the same path without it), or None for other paths.
+
+    Datasette's own redirect keeps the raw path: `/\\evil.example/` went to `/\\evil.example`, which
+    browsers read as `//evil.example`, another site. The target here starts with one slash and no
+    backslash, so it stays on this site."""
+    raw = (scope.get("raw_path") or scope["path"].encode("utf-8")).partition(b"?")[0]
+    if not raw.endswith(b"/") or raw == b"/":
+        return None
+    target = "/" + raw.decode("latin-1").strip("/").lstrip("/\\")
+    query = scope.get("query_string", b"").decode("latin-1")
+    return target + (f"?{query}" if query else "")
+
+
 def with_security_headers(send):
     """`send` adding each security header the answer does not already carry."""
     async def wrapped(event):
@@ -98,6 +117,8 @@ def asgi_wrapper(datasette):
                 return await response.asgi_send(send)
             if message := query_error(datasette, request) or database_csv_error(datasette, request):
                 return await (await error_response(datasette, request, message, 400)).asgi_send(send)
+            if (location := without_trailing_slash(scope)) is not None:
+                return await Response.redirect(location).asgi_send(send)
             await app(scope, receive, send)
         return guarded
     return wrap
@@ -109,14 +130,28 @@ def status_of(exception):
     return status if isinstance(status, int) else 500
 
 
-def describe(exception):
-    """The message of the innermost exception: Datasette's tracer can wrap the
-    real error (a pint error, say) in an unrelated one."""
-    if isinstance(getattr(exception, "message", None), str):  # Datasette's errors keep theirs there
-        return exception.message
-    while exception.__context__ is not None:
-        exception = exception.__context__
-    return str(exception) or type(exception).__name__
+def client_message(exception):
+    """What a client is told of an error its arguments caused: Datasette's own message, written for it, or a
+    general one; never another exception's text, which can name internals (files, SQL, libraries)."""
+    message = getattr(exception, "message", None)
+    if isinstance(message, str):
+        return message
+    return "this page cannot be made with these arguments; check their names and values"
+
+
+# Whether each page answers without a query string (< 500), remembered: the database is immutable, so
+# a page that answered once answers again, and a bad query string does not render the page a second time.
+BARE_PAGE_WORKS: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
+REMEMBERED_PAGES = 4096
+
+
+async def bare_page_works(datasette, path):
+    pages = BARE_PAGE_WORKS.setdefault(datasette, {})
+    if path not in pages:
+        if len(pages) >= REMEMBERED_PAGES:
+            pages.pop(next(iter(pages)))
+        pages[path] = (await datasette.client.get(path)).status_code < 500
+    return pages[path]
 
 
 async def row_key_error(datasette, path):
@@ -143,9 +178,42 @@ def handle_exception(datasette, request, exception):
     async def inner():
         if message := await row_key_error(datasette, request.path):
             return await error_response(datasette, request, message, 404)
-        if request.query_string and (await datasette.client.get(request.path)).status_code < 500:
-            log.warning("query string caused a server error on %s", request.full_path, exc_info=exception)
-            return await error_response(datasette, request, f"Invalid query string: {describe(exception)}", 400)
+        if request.query_string and await bare_page_works(datasette, request.path):
+            # one line, no traceback: the client's arguments, not the server, are at fault; and no
+            # message of the exception in the answer, which can name internals (files, SQL, libraries)
+            log.warning("400 for the query string of %s (%s)", request.path, type(exception).__name__)
+            return await error_response(datasette, request, f"Invalid query string: {client_message(exception)}", 400)
         log.error("server error on %s", request.full_path, exc_info=exception)
         return None  # Datasette's own 500 page
     return inner
+
+
+async def databases(request, datasette):
+    """Datasette's list of databases with each file's name only: the full path would show where the
+    server keeps its copy of the release (a temporary folder)."""
+    listed = [{"name": db.name, "route": db.route, "path": Path(db.path).name if db.path else None,
+               "size": db.size, "is_mutable": db.is_mutable, "is_memory": db.is_memory, "hash": db.hash}
+              for db in datasette.databases.values() if db.name != "_internal"]  # as Datasette lists them
+    return Response.json(listed)
+
+
+@hookimpl
+def register_routes():
+    return [(r"^/-/databases(\.json)?$", databases)]
+
+
+@hookimpl(hookwrapper=True, specname="handle_exception")
+def first_answer_only(datasette, request, exception):
+    """Datasette awaits every plugin's answer to an exception and uses the first: its own default one
+    (the last) then prints a traceback and renders an error page for nothing, for every bad query string
+    this guard answers with a 400. The answers are taken in their order here, and the first given ends it."""
+    outcome = yield
+    answers = outcome.get_result()
+
+    async def first_answer():
+        for answer in answers:
+            response = await await_me_maybe(answer)
+            if response is not None:
+                return response
+        return None
+    outcome.force_result([first_answer])

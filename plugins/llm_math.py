@@ -25,6 +25,8 @@ from pathlib import Path
 from datasette import hookimpl
 
 from etl import sizing
+from etl.query_args import search_problem
+from etl.schema import MAXIMA, NUMERIC_KINDS, TABLES_BY_NAME
 
 # Effective bits per stored value. Plain formats store their element bits;
 # block-scaled formats add one shared scale per block: element bits
@@ -137,8 +139,8 @@ def kv_cache_swa_gb(layers, full_layers, kv_heads, head_dim, tokens, window, bat
 
 
 def architecture_of(architecture):
-    """A models.architecture JSON as an Architecture."""
-    return sizing.Architecture.from_row(json.loads(architecture))
+    """A models.architecture JSON as an Architecture, each field within its range (checked_architecture)."""
+    return checked_architecture(architecture)
 
 
 @nullable
@@ -186,6 +188,43 @@ class Question:
     workload: sizing.Workload
 
 
+# The models table's numeric fields: an architecture given in SQL is held to their ranges (etl/schema.py)
+# before any loop runs over one of them (the divisors of the attention heads, the pipeline stages).
+MODEL_NUMBERS = {f.name: f for f in TABLES_BY_NAME["models"].fields if f.kind in NUMERIC_KINDS}
+
+
+def in_range(name, value, minimum, maximum):
+    """`value` if it is a number from `minimum` (exclusive when None: above 0) to `maximum`, else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not (value >= minimum if minimum is not None else value > 0) or value > maximum:
+        low = f"from {minimum:g}" if minimum is not None else "above 0"
+        raise ValueError(f"{name} must be a number {low} to {maximum:,.0f}, got {value!r}")
+    return value
+
+
+def checked_architecture(text):
+    """The Architecture of a JSON object of the models table's fields, each within its range."""
+    row = json.loads(text)
+    if not isinstance(row, dict):
+        raise ValueError("architecture must be a JSON object of the models table's fields")
+    for name, value in row.items():
+        if name in MODEL_NUMBERS and value is not None:
+            field = MODEL_NUMBERS[name]
+            in_range(name, value, field.minimum if field.kind == "int" else None, field.maximum)
+            if field.kind == "int" and value != int(value):
+                raise ValueError(f"{name} must be a whole number, got {value!r}")
+    return sizing.Architecture.from_row(row)
+
+
+def checked_bits(text):
+    """The Checkpoint of a JSON object of bits per tensor group, each above 0 and at most MAXIMA["bits"]."""
+    bits = json.loads(text)
+    if not isinstance(bits, dict) or set(bits) - set(sizing.TENSOR_GROUPS):
+        raise ValueError(f"bits must be a JSON object of bits per tensor group ({', '.join(sizing.TENSOR_GROUPS)})")
+    return sizing.Checkpoint(**{group: in_range(f"{group} bits", value, None, MAXIMA["bits"])
+                                for group, value in bits.items()})
+
+
 def fraction_of(name, value):
     """A runtime's memory fraction: NULL for the runtime's own default, else in (0, 1]."""
     if value is None:
@@ -208,7 +247,7 @@ def optional_number(name, value):
 
 def question(architecture, bits, device, context, batch, kv_bits, utilization, runtime=None):
     """`device`: a mapping with memory_gb and, where known, bandwidth_gbs, dense_tflops, link_gbs, slug."""
-    return Question(architecture_of(architecture), sizing.Checkpoint(**json.loads(bits)),
+    return Question(architecture_of(architecture), checked_bits(bits),
                     sizing.Device(number("memory_gb", device["memory_gb"], positive=True) * sizing.GB,
                                   optional_number("bandwidth_gbs", device.get("bandwidth_gbs")),
                                   optional_number("dense_tflops", device.get("dense_tflops")),
@@ -494,7 +533,7 @@ CHECKS = {
     "articles-about": lambda args, lookup: [
         slug_problem("accelerator", given(args, "accelerator"), lookup.values("select slug from accelerators"),
                      "a slug of the accelerators table")],
-    "search-articles": lambda args, lookup: [None if search_words(args.get("q", "")) else "q is required: words to search for"],
+    "search-articles": lambda args, lookup: [search_query_problem(search_words(args.get("q", "")))],
 }
 CHECKS.update({
     name: lambda args, lookup: benchmark_problems(args, lookup)
@@ -537,6 +576,11 @@ def device_class_problem(device_class, lookup):
 def search_words(q):
     """What the search query searches for: q cut at a NUL character (where FTS5 stops reading), whitespace trimmed."""
     return q.split("\x00", 1)[0].strip()
+
+
+def search_query_problem(q):
+    """A search needs words, and no more than a search may hold (etl/query_args.py)."""
+    return search_problem(q, q.split()) if q else "q is required: words to search for"
 
 
 def check_parameters(query, request, database_path):

@@ -20,6 +20,7 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
+from etl.query_args import search_problem
 from etl.transform import DERIVED_MARK
 
 DATABASE = "computekb"
@@ -170,7 +171,9 @@ async def search(request, datasette):
     query = request.args.get("q", "").strip()
     chosen = {name: request.args.get(name, "").strip() for name in FILTERS}
     choices = {name: [dict(r) for r in (await db.execute(sql)).rows] for name, sql in CHOICES_SQL.items()}
-    results, expression, found = None, fts_expression(query), {}
+    results, expression, found, status = None, fts_expression(query), {}, 200
+    if error := search_problem(query, words(query)):
+        expression, status = "", 400
     if expression:
         rows = await db.execute(SEARCH_SQL, {"expression": expression, "limit": LIMIT, **chosen})
         results = [result(datasette, row) for row in rows.rows]
@@ -180,10 +183,10 @@ async def search(request, datasette):
         found["terms"] = [Named(datasette.urls.row(DATABASE, row["tbl"], row["slug"]), row["label"], row["detail"])
                           for row in terms]
     context = {"search_q": query, "chosen": chosen, "choices": choices, "results": results, "limit": LIMIT,
-               "found": found,
+               "found": found, "error": error,
                "canned": f"{datasette.urls.database(DATABASE)}/search-articles", "expression": expression}
     html = await datasette.render_template("reader_search.html", context, request=request)
-    return Response.html(html)
+    return Response.html(html, status=status)
 
 
 @hookimpl

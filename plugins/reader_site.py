@@ -5,8 +5,17 @@ Datasette serves CSV inline as text/plain-like content with a name such as
 `accelerators.csv`; a reader who saves it cannot tell later which data release
 it came from. The ASGI wrapper adds `Content-Disposition: attachment` with
 `computekb-<table>-<release>.csv` to every CSV answer of the knowledge base's database.
+
+A spreadsheet opening a CSV file runs a cell that begins with `=`, `+`, `-` or
+`@` as a formula (a query's `select '=HYPERLINK(...)'`, a note beginning with a
+minus): every CSV answer has such cells prefixed with `'`, which spreadsheets
+show as text, numbers (`-5`) excepted. The answer is rewritten record by record
+as it streams.
 """
 
+import codecs
+import csv
+import io
 import re
 
 from datasette import hookimpl
@@ -33,6 +42,64 @@ def with_disposition(headers, filename):
     return [*kept, (b"content-disposition", f'attachment; filename="{filename}"'.encode())]
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z")
+
+
+def neutral(cell: str) -> str:
+    """`cell` with a `'` before it when a spreadsheet would read it as a formula."""
+    return "'" + cell if cell.startswith(FORMULA_STARTS) and not NUMBER.match(cell) else cell
+
+
+def complete_records_end(text: str) -> int:
+    """Where the last complete record of CSV `text` ends: after its last line end outside quotes."""
+    end, inside, position = 0, False, 0
+    for line in text.split("\n")[:-1]:
+        inside ^= line.count('"') % 2 == 1
+        position += len(line) + 1
+        if not inside:
+            end = position
+    return end
+
+
+class NeutralCsv:
+    """CSV text in as it streams, the same records out with formula cells neutralised.
+
+    The same dialect as Datasette's writer (Python's csv defaults), so a cell left
+    as it is comes out byte for byte as it went in."""
+
+    def __init__(self):
+        self.decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+        self.pending = ""
+
+    def feed(self, data: bytes, final: bool) -> bytes:
+        text = self.pending + self.decoder.decode(data, final)
+        end = len(text) if final else complete_records_end(text)
+        self.pending = text[end:]
+        out = io.StringIO()
+        writer = csv.writer(out)
+        for record in csv.reader(io.StringIO(text[:end], newline="")):
+            writer.writerow([neutral(cell) for cell in record])
+        return out.getvalue().encode("utf-8", "surrogateescape")
+
+
+def neutralising(send):
+    """`send` for a CSV answer: its body's formula cells neutralised (its length then changes: none is sent)."""
+    rewriter = None
+
+    async def rewritten(message):
+        nonlocal rewriter
+        if message["type"] == "http.response.start" and message.get("status") == 200:
+            rewriter = NeutralCsv()
+            message = {**message, "headers": [(k, v) for k, v in message.get("headers", [])
+                                              if k.lower() != b"content-length"]}
+        elif message["type"] == "http.response.body" and rewriter is not None:
+            final = not message.get("more_body", False)
+            message = {**message, "body": rewriter.feed(message.get("body", b""), final)}
+        await send(message)
+    return rewritten
+
+
 @hookimpl
 def asgi_wrapper(datasette):
     release = {}
@@ -45,7 +112,11 @@ def asgi_wrapper(datasette):
 
     def wrap(app):
         async def csv_as_download(scope, receive, send):
-            if scope["type"] != "http" or not CSV_PATH.match(scope["path"]):
+            if scope["type"] != "http" or not scope["path"].endswith(".csv"):
+                await app(scope, receive, send)
+                return
+            send = neutralising(send)
+            if not CSV_PATH.match(scope["path"]):
                 await app(scope, receive, send)
                 return
             filename = download_name(scope["path"], await data_release())

@@ -1,4 +1,4 @@
-"""Show the data release and the real mix of source tiers on every page.
+"""Show the data release and the real mix of source tiers on every page, and at `/-/release`.
 
 The release lets a citation name the version it saw; the provenance line counts
 the cited values by the authority tier of their source, so the footer states
@@ -8,9 +8,11 @@ what the data holds rather than a claim about it.
 import weakref
 
 from datasette import hookimpl
+from datasette.utils.asgi import Response
 
 from etl.metadata import DATABASE
 from etl.schema import TIERS
+from etl.site import PLUGIN
 
 # The release each server read at its start (the database is immutable: read once, not on every page).
 # Kept here, not on the Datasette object: state of a plugin's own stays out of objects Datasette owns.
@@ -41,3 +43,17 @@ def startup(datasette):
 def extra_template_vars(datasette):
     release = RELEASES.get(datasette)
     return {"data_release": release, "provenance": release["provenance"] if release else None}
+
+
+async def release_page(request, datasette):
+    """The release this server answers from, and whether it is the data folder's: `computekb serve` serves
+    the last good release when a rebuild fails, and says so here (`rebuild_failed`) as on its console."""
+    release = RELEASES.get(datasette) or {}
+    failed = (datasette.plugin_config(PLUGIN) or {}).get("rebuild_failed")
+    return Response.json({"data_release": release.get("data_release"), "data_hash": release.get("data_hash"),
+                          "built_at": release.get("built_at"), "current": failed is None, "rebuild_failed": failed})
+
+
+@hookimpl
+def register_routes():
+    return [(r"^/-/release(\.json)?$", release_page)]

@@ -75,8 +75,19 @@ def is_chart_query(datasette, request: Request) -> bool:
                for chart in (dashboard.get("charts") or {}).values() if "query" in chart)
 
 
+def of_a_database(datasette, path: str) -> bool:
+    """Whether `path` is one of Datasette's pages of a database (`/computekb.json`, `/computekb/accelerators`).
+
+    A reader page (`/-/accelerators?_where=...`) is not: it asks the table for its answer, and that
+    request takes the slot; taking one for the page too would wait for itself until the wait ends."""
+    first = path.strip("/").split("/", 1)[0]
+    return first.rsplit(".", 1)[0] in datasette.databases or first in datasette.databases
+
+
 def is_expensive(datasette, request: Request) -> bool:
     """Whether the client chooses the SQL this request computes (see the module docstring)."""
+    if not of_a_database(datasette, request.path):
+        return False
     if "_where" in request.args or "_stream" in request.args:
         return True
     return "sql" in request.args and not is_chart_query(datasette, request)

@@ -1,5 +1,5 @@
 """Columns with a unit: values shown with it ("3.35 TB/s"), filters that accept one
-(`?memory_bandwidth_gbs__gt=3TB/s`).
+(`?memory_bandwidth_gbs__gt=3TB/s`), read by the grammar of data files (etl/units.py).
 
 The unit of each column is the schema's (etl/schema.py), read with the
 project's own pint registry (etl/units.py): nothing here depends on the `units`
@@ -26,7 +26,7 @@ from etl import speedups
 from etl.metadata import DATABASE, DISPLAY_UNITS
 from etl.query_args import Filter, as_filter
 from etl.schema import CAPACITY_COLUMNS, COLUMN_UNITS
-from etl.units import REGISTRY, UnitError, to_unit, typed_spelling
+from etl.units import NUMBER, REGISTRY, UnitError, to_unit, typed_spelling
 
 # Lookups that compare the column with one number.
 NUMBER_LOOKUPS = {"exact", "not", "gt", "gte", "lt", "lte"}
@@ -60,11 +60,8 @@ def shown_with_unit(value: float, unit: str) -> Markup:
 
 
 def is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    """A plain number by the quantity grammar (digits 0-9: not `nan`, `1_000` or digits of other scripts)."""
+    return NUMBER.match(text) is not None
 
 
 def in_column_unit(text: str, unit: str, capacity: bool) -> str:

@@ -90,7 +90,7 @@ def rows(db, table):
 
 
 def database_bytes(site):
-    return (site / "kb.db").read_bytes(), (site / "kb.inspect.json").read_bytes()
+    return (site / "kb.db").read_bytes()
 
 
 @unprivileged

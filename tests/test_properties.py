@@ -174,16 +174,17 @@ def reference_model(table):
     annotations = {
         "slug": slug, "ref": slug, "refs": list[slug], "list": list[text], "text": text,
         "url": Annotated[str, StringConstraints(pattern=r"^https?://\S+$", max_length=2000)],
-        "bool": StrictBool, "number": Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)],
-        "date": Annotated[str, BeforeValidator(validate._partial_date)]}
+        "bool": StrictBool, "date": Annotated[str, BeforeValidator(validate._partial_date)]}
 
     def annotation(field):
         if field.kind == "enum":
             return Literal[field.choices]
         if field.kind == "int":
-            return Annotated[StrictInt, Field(ge=field.minimum if field.minimum is not None else 1)]
+            return Annotated[StrictInt, Field(ge=field.minimum if field.minimum is not None else 1, le=int(field.maximum))]
+        if field.kind == "number":
+            return Annotated[float, Field(gt=0, le=field.maximum, strict=True, allow_inf_nan=False)]
         if field.kind == "quantity":
-            return Annotated[float, BeforeValidator(validate._quantity(field.unit, field.capacity)), Field(gt=0, allow_inf_nan=False)]
+            return Annotated[float, BeforeValidator(validate._quantity(field)), Field(gt=0, allow_inf_nan=False)]
         return annotations[field.kind]
 
     fields = {f.name: (annotation(f), ...) if f.required else (annotation(f) | None, None) for f in table.fields}

@@ -536,9 +536,16 @@ async def test_search_answers_in_the_language_of_the_match(client, conn):
 
 
 @pytest.mark.parametrize("q", ['"', "kv AND (", "NEAR(a b", "*", "cache OR", "'; drop table articles; --",
-                               "a" * 2000, "mémoire\tkv"])
+                               "a" * 200, " ".join("kv" for _ in range(12)), "mémoire\tkv"])
 async def test_search_never_fails_on_query_syntax(client, q):
     await run(client, "search-articles", q=q)  # 200: matches or none
+
+
+@pytest.mark.parametrize(("q", "message"), [
+    ("a" * 201, "the search is 201 characters long: at most 200 are searched for"),
+    (" ".join("kv" for _ in range(13)), "the search has 13 words: at most 12 are searched for at once")])
+async def test_a_search_past_its_bounds_is_refused_with_the_bound(client, q, message):
+    assert await refusal(client, "search-articles", q=q) == message
 
 
 @pytest.mark.parametrize("q", ["  ", "\t", "\x00kv"])

@@ -69,6 +69,15 @@ def test_capacities_are_as_printed_and_bandwidth_is_decimal(text, unit, capacity
     ("memory_gb__gt=80 zorks", "unknown unit"),
     ("memory_gb__in=80,lots", "memory_gb__in='80,lots'"),
     ("tdp_w__notin=700 GB", "cannot be converted to W"),
+    # the grammar of data files: a number and one unit of the column's list, nothing else
+    ("memory_gb__gt=80 GB GB", "unknown unit 'GB GB' in '80 GB GB': write one of B, kB, MB, GB, TB, PB"),
+    ("tdp_w__gt=700 W B", "unknown unit 'W B'"),
+    ("memory_bandwidth_gbs__gt=3.35 THz", "unknown unit 'THz'"),
+    ("memory_gb__gt=8e13 percent", "unknown unit 'percent'"),
+    ("tdp_w__gt=700 VA", "unknown unit 'VA' in '700 VA': write one of W, kW, MW"),
+    ("memory_gb__gt=٨٠ GB", "write the number with the digits 0-9"),
+    ("memory_gb__gt=８０", "write the number with the digits 0-9"),
+    ("memory_gb__gt=nan", "memory_gb__gt='nan'"),
 ])
 async def test_a_unit_filter_that_cannot_be_read_gets_400_with_the_reason(fixture_client, query, message):
     await assert_refused(fixture_client, TABLE, query, message, query.split("=")[0])

@@ -66,3 +66,34 @@ def test_an_error_after_a_line_separator_is_on_the_editors_line():
 def test_a_byte_that_is_not_utf8_is_on_its_line_with_carriage_returns():
     _, problems = parse_text(b"a: 1\rb: 2\rc: \xff\r", "f.yml")
     assert [(p.line, p.field) for p in problems] == [(3, "c")]
+
+
+SCALARS = ["!!float abc", "!!int eight", "!!bool ''", "!!null", "!!null 700 W", "!!bool yes", "!!int 0x", "!!float .",
+           "!!str 12", "!!float", "!!int", "!!bool", "1e300", "-1e300", "1e999", "9223372036854775807",
+           "9223372036854775808", "1e308", "1e-320", ".nan", "-.inf", "0x7fffffffffffffff", "0o777777777777777777777",
+           "''", "'80 GB GB'", "[1, 2]", "{a: 1}", "true", "~", "0", "-0.0", "1_000", "０", "٣"]
+FIELDS = ["tdp_w", "memory_gb", "name", "status", "announced", "system", "memory_type"]
+
+
+@pytest.mark.parametrize("scalar", SCALARS)
+@pytest.mark.parametrize("field", FIELDS)
+def test_no_scalar_in_any_field_raises_each_is_a_value_or_a_located_problem(scalar, field):
+    from etl.validate import validate_records
+    text = (f"accelerators:\n  - slug: acme-x1\n    vendor: acme\n    name: X1\n    device_class: npu\n"
+            f"    scope: device\n    source: acme\n    {field}: {scalar}\n").replace(f"    name: X1\n    {field}:", f"    {field}:")
+    records, problems = read_bytes(text.encode(), "f.yml")
+    rows, _, _, more = validate_records(records)
+    assert all(p.path == "f.yml" and p.line >= 1 for p in problems + more)
+
+
+@pytest.mark.parametrize("scalar, tag", [("!!float abc", "float"), ("!!int eight", "int"), ("!!bool ''", "bool"),
+                                         ("!!bool yes", "bool"), ("!!null 700 W", "null"), ('!!float "1.5"', "float")])
+def test_an_explicit_tag_is_refused_at_its_line(scalar, tag):
+    document, problems = parse_text(f"a: 1\nx: {scalar}\n".encode(), "f.yml")
+    assert document is None
+    assert [str(p) for p in problems] == [f"f.yml:2: x: YAML tag !!{tag} is not allowed in data files (only !!str is): "
+                                          "write the value without it, as its type reads it"]
+
+
+def test_str_is_the_one_tag_read():
+    assert value_of("!!str 2024") == "2024"
