@@ -43,6 +43,7 @@ UNIT_CHOICES = {
     "W": ("W", "kW", "MW"),
     "TFLOPS": FLOPS + OPS,
     "USD": ("USD",),
+    "USD/h": ("USD/h",),
 }
 ALL_UNITS = {unit for units in UNIT_CHOICES.values() for unit in units}
 

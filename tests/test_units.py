@@ -122,3 +122,10 @@ def test_no_table_declares_datasette_units():
               for name, table in database.get("tables", {}).items()}
     assert [name for name, table in tables.items() if "units" in table] == []
     assert "custom_units" not in metadata
+
+
+def test_an_hourly_price_filter_reads_usd_per_hour_and_names_it_when_refused():
+    from etl.units import UnitError, to_unit
+    assert to_unit("2.5 USD/h", "USD/h") == 2.5
+    with pytest.raises(UnitError, match=r"write one of USD/h"):
+        to_unit("2 W", "USD/h")
