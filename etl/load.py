@@ -16,8 +16,8 @@ from typing import NamedTuple
 import sqlite_utils
 from sqlite_utils.db import quote_identifier
 
-from .schema import COLUMNS, ENGINES, GENERATED, LINKS, STAGED, STAGED_ROWS, TABLES, TABLES_BY_NAME, TAG_COUNTS
-from .units import INTEGER_PRECISIONS
+from domain.schema import COLUMNS, ENGINES, GENERATED, LINKS, STAGED, STAGED_ROWS, TABLES, TABLES_BY_NAME, TAG_COUNTS
+from domain.units import INTEGER_PRECISIONS
 
 SQL_TYPES = {"int": "INTEGER", "bool": "INTEGER", "number": "REAL", "quantity": "REAL"}  # other kinds: TEXT
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"  # "memoire" finds "mémoire"
@@ -183,7 +183,7 @@ def search_sql():
 # Measured ÷ roofline per accelerator family, model class and batch regime, for the sizing calculator:
 # the median over the best closed-division, available result of each accelerator, benchmark, accuracy
 # target, scenario and round (one figure per tuned configuration, so the many submissions of one
-# system do not outweigh the others), of results whose roofline is computable (etl/roofline.py).
+# system do not outweigh the others), of results whose roofline is computable (domain/roofline.py).
 DECODE_EFFICIENCY_VIEW = """
 CREATE VIEW decode_efficiency AS
 WITH best AS (

@@ -17,8 +17,8 @@ from itertools import groupby
 from operator import itemgetter
 from typing import NamedTuple
 
-from . import roofline, sizing
-from .schema import LIST_COLUMNS, REFS, STAGED_ROWS, TABLES, TABLES_BY_NAME, TIERS, UNITS
+from domain import roofline, sizing
+from domain.schema import LIST_COLUMNS, REFS, STAGED_ROWS, TABLES, TABLES_BY_NAME, TIERS, UNITS
 
 DERIVED_LABEL_LENGTH = 90
 DERIVED_MARK = " [label derived from summary]"

@@ -20,8 +20,8 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
-from etl.query_args import search_problem
 from etl.transform import DERIVED_MARK
+from serving.query_args import search_problem
 
 DATABASE = "computekb"
 PATH = "/-/search"

@@ -16,10 +16,10 @@ from urllib.parse import urlsplit
 from datasette import hookimpl
 from datasette.utils import tilde_encode, urlsafe_components
 
-from etl.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
+from domain.schema import AUTHORED
 from etl.load import DENSE_PRECISIONS, INTEGER_PRECISIONS
-from etl.schema import AUTHORED
-from etl.site import site_title, site_url
+from serving.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
+from serving.site import site_title, site_url
 
 DATABASE = "computekb"
 FIELDS = {f.name: f for f in AUTHORED["accelerators"].columns}

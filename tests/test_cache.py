@@ -14,11 +14,11 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 from click.testing import CliRunner
 
+from computekb.cli import cli
 from etl import build, cache, read
 from etl.build import build_database, validate_data
-from etl.cli import cli
-from etl.paths import ROOT
 from etl.problems import DataError
+from serving.paths import ROOT
 
 DATA = ROOT / "data"
 
@@ -175,7 +175,7 @@ def on_a_terminal(args, columns=100):
 
 
 def test_build_on_a_terminal_draws_a_progress_bar(tmp_path):
-    command = [sys.executable, "-c", "from etl.cli import cli; cli()", "build", "--no-cache", "--data", str(DATA)]
+    command = [sys.executable, "-c", "from computekb.cli import cli; cli()", "build", "--no-cache", "--data", str(DATA)]
     returncode, written = on_a_terminal(command + ["--output", str(tmp_path / "kb.db")])
     files = len(read.data_files(DATA))
     assert returncode == 0 and "Reading:   0%" in written and f"0/{files} [" in written and "Built" in written

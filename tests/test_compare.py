@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from etl.schema import AUTHORED
+from domain.schema import AUTHORED
 
 # The page's rule, stated here on its own: the lowest price and power are best,
 # the highest of everything else.

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from computekb.cli import cli, is_stale
 from etl.build import build_database, validate_data
-from etl.cli import cli, is_stale
 from etl.problems import DataError
 
 SOURCES = """
@@ -146,7 +146,7 @@ def test_build_cli_exits_1_and_keeps_database(good, tmp_path):
 
 
 def test_same_data_gives_the_same_rows(tmp_path):
-    from etl.paths import ROOT
+    from serving.paths import ROOT
     first, second = tmp_path / "a.db", tmp_path / "b.db"
     build_database(ROOT / "data", first)
     build_database(ROOT / "data", second)

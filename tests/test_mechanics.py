@@ -11,8 +11,8 @@ import sqlite3
 import pytest
 
 from etl.build import build_database
-from etl.metadata import full_metadata
-from etl.paths import METADATA_YML
+from serving.metadata import full_metadata
+from serving.paths import METADATA_YML
 from tests.conftest import FIXTURE_DATA
 
 # --- what the build writes ------------------------------------------------------------

@@ -10,12 +10,12 @@ from urllib.parse import quote
 import pytest
 import yaml
 
-from etl.paths import METADATA_YML, STATIC_DIR
+from domain.units import typed_spelling
 from etl.transform import DERIVED_MARK
-from etl.units import typed_spelling
 from plugins.reader_fits import FormError, context_tokens, counts, labelled, memory_split, query_error, ranked
 from plugins.reader_search import CLOSE, OPEN, fts_expression, marked
 from plugins.reader_spec import nearest_peers
+from serving.paths import METADATA_YML, STATIC_DIR
 
 H200 = "nvidia-h200-sxm"
 

@@ -45,7 +45,7 @@ DATE_BASES = ("observed", "read")
 CROSSCHECK_FIELDS = ("memory", "bandwidth", "tdp", "bf16-fp16", "fp8", "fp4", "release-date", "price")
 # Derived capability: `no` needs an explicit cited `supported: false`; unknown is not no.
 CAPABILITY = ("yes", "no", "unknown")
-# Classes of models whose decode reaches a like share of its ceiling (etl/sizing.py model_class).
+# Classes of models whose decode reaches a like share of its ceiling (domain/sizing.py model_class).
 MODEL_CLASSES = ("dense-small", "dense-medium", "dense-large", "moe")
 
 
@@ -454,7 +454,7 @@ TABLES = (
               "window a cited page states where no config was read; the note says which).", required=True, minimum=1),
         source(), note(),
     ), label="name", cited=True, sort_desc="computed_params_b", search=("name", "slug", "organization"), derived=(
-        Field("computed_params_b", "number", "Total parameters computed from the config fields (etl/sizing.py), in billions."),
+        Field("computed_params_b", "number", "Total parameters computed from the config fields (domain/sizing.py), in billions."),
         Field("computed_active_params_b", "number", "Parameters one token reads, computed from the config fields: "
               "all but the embedding table, the vision tower and the experts it is not routed to."),
         Field("computed_active_as_stated_b", "number", "Active parameters computed from the config fields and counted "
