@@ -10,11 +10,11 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
+from domain.release import built_hash
 from etl.build import (
     DiskFullError,
     ShrinkError,
     build_database,
-    built_hash,
     data_hash,
     display_path,
     validate_data,

@@ -13,6 +13,7 @@ from dataclasses import field as dc_field
 from typing import NamedTuple
 
 from .sizing import ACTIVE_COUNTINGS, LINEAR_ATTENTION_KINDS
+from .units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
@@ -698,3 +699,45 @@ CAPACITY_COLUMNS = {t.name: frozenset(f.name for f in t.columns if f.capacity) f
 # {table: {column: unit}} of every column stored in a unit.
 COLUMN_UNITS = {t.name: {f.name: f.unit for f in t.columns if f.unit}
                 for t in TABLES + GENERATED if any(f.unit for f in t.columns)}
+
+
+class DenseColumn(NamedTuple):
+    """A column of the dense_throughput view: one precision on one engine, in TFLOPS (TOPS for integers)."""
+
+    precision: str
+    engine: str
+
+    @property
+    def unit(self):
+        return "TOPS" if self.precision in INTEGER_PRECISIONS else "TFLOPS"
+
+    @property
+    def name(self):
+        return f"{self.precision}_{self.engine}_{self.unit.lower()}"
+
+
+DENSE_COLUMNS = tuple(DenseColumn(p, e) for p in DENSE_PRECISIONS for e in ENGINES)
+
+# The marks of a label the build made where the data gave none (pages show them as such).
+DERIVED_MARK = " [label derived from summary]"
+ADDRESS_MARK = " [title not known: label from the address]"
+
+
+def dashed(name):
+    return name.replace("_", "-")
+
+
+# With one hyphen between row and field, ("acme-z", addressable_memory_gb) and
+# ("acme-z-addressable", memory_gb) would share the slug
+# accelerators-acme-z-addressable-memory-gb. A field whose dashed name ends with
+# another field's takes two hyphens, which no slug contains, so no two (table,
+# row, field) share a slug; every other citation keeps the slug it was
+# published with (plugins/citation_redirects.py redirects the old form).
+SUFFIXED_FIELDS = {t.name: frozenset(f.name for f in t.fields
+                                     if any(dashed(f.name).endswith("-" + dashed(g.name)) for g in t.fields))
+                   for t in TABLES}
+
+
+def citation_slug(table, row, field):
+    separator = "--" if field in SUFFIXED_FIELDS.get(table, ()) else "-"
+    return f"{dashed(table)}-{row}{separator}{dashed(field)}"

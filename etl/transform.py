@@ -18,11 +18,19 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from domain import roofline, sizing
-from domain.schema import LIST_COLUMNS, REFS, STAGED_ROWS, TABLES, TABLES_BY_NAME, TIERS, UNITS
+from domain.schema import (
+    ADDRESS_MARK,
+    DERIVED_MARK,
+    LIST_COLUMNS,
+    REFS,
+    STAGED_ROWS,
+    TABLES_BY_NAME,
+    TIERS,
+    UNITS,
+    citation_slug,
+)
 
 DERIVED_LABEL_LENGTH = 90
-DERIVED_MARK = " [label derived from summary]"
-ADDRESS_MARK = " [title not known: label from the address]"
 
 # How a citation counts when the data does not say: by the authority of its source.
 CITATION_KIND_BY_TIER = {
@@ -113,26 +121,6 @@ ROW_COLUMNS = {"sources": add_source_columns, "articles": add_article_columns, "
                "prices": add_per_device_amount, "models": add_model_parameters, "runtime_memory": add_memory_gb,
                "benchmark_results": add_result_per_accelerator}
 ARCHITECTURE_FIELDS = {f for f in sizing.Architecture.__dataclass_fields__} | {"vision_params_b"}
-
-
-def dashed(name):
-    return name.replace("_", "-")
-
-
-# With one hyphen between row and field, ("acme-z", addressable_memory_gb) and
-# ("acme-z-addressable", memory_gb) would share the slug
-# accelerators-acme-z-addressable-memory-gb. A field whose dashed name ends with
-# another field's takes two hyphens, which no slug contains, so no two (table,
-# row, field) share a slug; every other citation keeps the slug it was
-# published with (plugins/citation_redirects.py redirects the old form).
-SUFFIXED_FIELDS = {t.name: frozenset(f.name for f in t.fields
-                                     if any(dashed(f.name).endswith("-" + dashed(g.name)) for g in t.fields))
-                   for t in TABLES}
-
-
-def citation_slug(table, row, field):
-    separator = "--" if field in SUFFIXED_FIELDS.get(table, ()) else "-"
-    return f"{dashed(table)}-{row}{separator}{dashed(field)}"
 
 
 CitationsRow = STAGED_ROWS["citations"]

@@ -20,7 +20,7 @@ from datasette.utils import tilde_encode, urlsafe_components
 from markupsafe import Markup, escape
 
 from domain.schema import AUTHORED
-from etl.load import DENSE_PRECISIONS
+from domain.units import DENSE_PRECISIONS
 from serving.citation_text import Shown, bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
 from serving.metadata import DATABASE
 from serving.site import site_title, site_url

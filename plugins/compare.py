@@ -16,7 +16,7 @@ from datasette.utils.asgi import Response
 from rapidfuzz import fuzz, process
 
 from domain.schema import AUTHORED, ENGINES, TABLES_BY_NAME
-from etl.load import DENSE_PRECISIONS
+from domain.units import DENSE_PRECISIONS
 from serving.citation_text import shown_title
 from serving.measured import compare_rows, read
 from serving.metadata import DATABASE
@@ -163,7 +163,7 @@ async def load_catalogue(db):
 
 async def dense_specs(db, slugs):
     """One row per dense precision and engine any of them states, in the order of
-    etl.load.DENSE_PRECISIONS, matrix before vector."""
+    domain.units.DENSE_PRECISIONS, matrix before vector."""
     result = await db.execute(
         f"SELECT DISTINCT t.precision, t.engine, {THROUGHPUT_KEY_SQL} AS key, f.name, f.kind "
         "FROM throughput t JOIN number_formats f ON f.slug = t.precision "

@@ -20,7 +20,7 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
-from etl.transform import DERIVED_MARK
+from domain.schema import DERIVED_MARK
 from serving.query_args import search_problem
 
 DATABASE = "computekb"

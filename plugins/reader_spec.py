@@ -17,7 +17,7 @@ from datasette import hookimpl
 from datasette.utils import tilde_encode, urlsafe_components
 
 from domain.schema import AUTHORED
-from etl.load import DENSE_PRECISIONS, INTEGER_PRECISIONS
+from domain.units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 from serving.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
 from serving.site import site_title, site_url
 

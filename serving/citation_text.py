@@ -5,7 +5,7 @@ import re
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-from etl.transform import ADDRESS_MARK, DERIVED_MARK
+from domain.schema import ADDRESS_MARK, DERIVED_MARK
 
 BIBTEX_SPECIALS = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
                    "$": r"\$", "#": r"\#", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}

@@ -23,8 +23,7 @@ from pathlib import Path
 
 from datasette.utils import make_dockerfile
 
-from etl.build import inspect_path
-
+from .inspect_file import inspect_path
 from .metadata import DATABASE_FILE
 from .paths import DATA_DOC, METADATA_YML, PLUGINS_DIR, ROOT, STATIC_DIR, TEMPLATES_DIR
 from .serve import release_snapshot

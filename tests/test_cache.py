@@ -82,6 +82,20 @@ def test_a_code_change_invalidates_the_cache(tmp_path, monkeypatch):
     assert len(counting.paths) == len(read.data_files(DATA))
 
 
+@pytest.mark.parametrize("changed", ["etl/transform.py", "domain/schema.py"])
+def test_the_code_version_covers_the_etl_and_the_domain(tmp_path, monkeypatch, changed):
+    for package in ("etl", "domain"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "CODE", tuple(tmp_path / p.name for p in cache.CODE))
+    cache.code_version.cache_clear()
+    before = cache.code_version()
+    with (tmp_path / changed).open("a") as code:
+        code.write("# changed\n")
+    cache.code_version.cache_clear()
+    assert cache.code_version() != before
+    cache.code_version.cache_clear()
+
+
 def test_a_damaged_cache_is_ignored(tmp_path):
     build_database(DATA, tmp_path / "kb.db")
     before = dump(tmp_path / "kb.db")

@@ -22,8 +22,8 @@ from datasette.app import Datasette
 from datasette.inspect import inspect_hash
 
 from computekb.cli import cli, serve
-from etl.build import inspect_path
-from etl.load import table_counts
+from domain.release import table_counts
+from serving.inspect_file import inspect_path
 from serving.paths import DATA_DOC, METADATA_YML, PLUGINS_DIR, ROOT, STATIC_DIR, TEMPLATES_DIR
 from serving.publish import prepare
 from serving.serve import SETTINGS, free_port, wait_until_up

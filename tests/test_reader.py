@@ -10,8 +10,8 @@ from urllib.parse import quote
 import pytest
 import yaml
 
+from domain.schema import DERIVED_MARK
 from domain.units import typed_spelling
-from etl.transform import DERIVED_MARK
 from plugins.reader_fits import FormError, context_tokens, counts, labelled, memory_split, query_error, ranked
 from plugins.reader_search import CLOSE, OPEN, fts_expression, marked
 from plugins.reader_spec import nearest_peers

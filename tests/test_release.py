@@ -18,8 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 from computekb.cli import cli
+from domain.release import built_hash
 from etl import build
-from etl.build import build_database, built_hash, inspect_path
+from etl.build import build_database
+from serving.inspect_file import inspect_path
 from serving.serve import release_snapshot
 
 from conftest import serving
