@@ -182,7 +182,7 @@ TABLES = (
         Field("article", "ref", "The catalogued article this source is, if any.", ref="articles"),
         note(),
     ), label="label", sort_desc="retrieved", one_of=("title", "url"), derived=(
-        Field("label", "text", "Display label: the title, or the page's address (marked as such) when its title is not known."),
+        Field("label", "text", "Display label: the title, or the page's address when its title is not known."),
         Field("label_derived", "bool", "1 when the label is the address rather than a title."),
     )),
     Table("forbidden_sources", "Hosts that may never be cited: content farms, machine-translated copy sites, pages "
@@ -246,7 +246,7 @@ TABLES = (
         note(),
     ), label="label", sort_desc="published", search=("title", "subtitle", "summary", "takeaways"),
         derived=(
-        Field("label", "text", "Display label: the title, or a label derived from the summary (marked as derived) "
+        Field("label", "text", "Display label: the title, or a label cut from the summary "
               "when the listing gives no title."),
         Field("label_derived", "bool", "1 when the label is derived from the summary rather than a title."),
         Field("translation", "ref", "The other-language version of this article.", ref="articles"),
@@ -717,10 +717,6 @@ class DenseColumn(NamedTuple):
 
 
 DENSE_COLUMNS = tuple(DenseColumn(p, e) for p in DENSE_PRECISIONS for e in ENGINES)
-
-# The marks of a label the build made where the data gave none (pages show them as such).
-DERIVED_MARK = " [label derived from summary]"
-ADDRESS_MARK = " [title not known: label from the address]"
 
 
 def dashed(name):

@@ -19,8 +19,6 @@ from typing import NamedTuple
 
 from domain import roofline, sizing
 from domain.schema import (
-    ADDRESS_MARK,
-    DERIVED_MARK,
     LIST_COLUMNS,
     REFS,
     STAGED_ROWS,
@@ -49,16 +47,16 @@ to_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def derived_label(summary):
-    """A short label cut from the summary at a word boundary, visibly marked."""
+    """A short label cut from the summary at a word boundary (`label_derived` says so: pages mark it)."""
     if len(summary) <= DERIVED_LABEL_LENGTH:
-        return summary + DERIVED_MARK
+        return summary
     cut = summary[:DERIVED_LABEL_LENGTH].rsplit(" ", 1)[0].rstrip(" ,;:")
-    return cut + "…" + DERIVED_MARK
+    return cut + "…"
 
 
 def address_label(url):
-    """A source's label when its title is not known: its address without the scheme, visibly marked."""
-    return url.split("://", 1)[-1].rstrip("/") + ADDRESS_MARK
+    """A source's label when its title is not known: its address without the scheme (`label_derived` says so)."""
+    return url.split("://", 1)[-1].rstrip("/")
 
 
 def add_source_columns(source):

@@ -182,7 +182,7 @@ async def all_specs(db, slugs):
 
 
 async def citations(db, slugs):
-    """(accelerator, spec key) -> citation slug, tier, source title (`shown`, never a derived-label mark) and URL,
+    """(accelerator, spec key) -> citation slug, tier, source title (`shown`, a derived label told from a title) and URL,
     for every cited value."""
     picked = picked_sql(slugs)
     result = await db.execute(f"""

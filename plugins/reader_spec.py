@@ -212,7 +212,7 @@ def value_cite(site, value, permalink, release, accessed):
 
 def article_shown(article):
     """An article with the text to show as its title: its title, or the label derived from its summary
-    without the bracketed mark (the page shows a "title not published" label beside it instead)."""
+    (the page shows a "title not published" label beside it)."""
     return {**article, "shown": shown_title(article["title"], article["label"]).text}
 
 

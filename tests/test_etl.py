@@ -188,7 +188,7 @@ def test_a_source_whose_title_is_not_known_is_labelled_by_its_address(good, tmp_
     db = tmp_path / "kb.db"
     build_database(good, db, cache=False)
     assert rows(db, "select title, label, label_derived from sources") == [
-        (None, "example.com/spec [title not known: label from the address]", 1)]
+        (None, "example.com/spec", 1)]
     write(good, {"sources.yml": SOURCES})
     build_database(good, db, cache=False)
     assert rows(db, "select title, label, label_derived from sources") == [("Example spec page", "Example spec page", 0)]
