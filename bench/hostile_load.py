@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 from bench.load_test import urls_by_kind, worker  # noqa: E402 (after the path is set)
 from bench.serve_bench import percentile  # noqa: E402 (after the path is set)
 from etl.build import build_database  # noqa: E402 (after the path is set)
-from etl.serve import SETTINGS, free_port, wait_until_up  # noqa: E402 (after the path is set)
+from serving.serve import SETTINGS, free_port, wait_until_up  # noqa: E402 (after the path is set)
 
 NORMAL, HOSTILE_CLIENTS = 8, 3
 TWELVE_WORDS = "memoire memory vram cache cout cost quantification quantization interconnexion bande gpu kv"

@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.serve_bench import ours, percentile, start  # noqa: E402
 from etl.build import build_database  # noqa: E402
-from etl.metadata import full_metadata  # noqa: E402
-from etl.paths import METADATA_YML  # noqa: E402
+from serving.metadata import full_metadata  # noqa: E402
+from serving.paths import METADATA_YML  # noqa: E402
 
 MAX_CLIENTS, MAX_SECONDS = 32, 120
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 import datasette.app  # noqa: E402
 
 from bench.serve_bench import pages, path_at  # noqa: E402
-from etl.serve import make_datasette  # noqa: E402
+from serving.serve import make_datasette  # noqa: E402
 
 
 class Tally:

@@ -46,9 +46,9 @@ BUGS = [
         '"vendor-primary": "vendor-spec", "vendor-secondary": "vendor-spec",',
         '"vendor-primary": "third-party", "vendor-secondary": "third-party",',
         "a page of a hardware vendor (its source's tier) no longer makes its citations vendor specs"),
-    Bug("derived-label-mark", "etl/transform.py",
-        'DERIVED_MARK = " [label derived from summary]"', 'DERIVED_MARK = ""',
-        "a label cut from the summary loses its mark"),
+    Bug("derived-label-flag", "etl/transform.py",
+        'article["label_derived"] = article["title"] is None', 'article["label_derived"] = False',
+        "a label cut from the summary is no longer flagged as derived"),
 ]
 
 

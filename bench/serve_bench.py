@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.generate import generate  # noqa: E402
 from etl.build import build_database, display_path  # noqa: E402
-from etl.serve import datasette_args, free_port, wait_until_up  # noqa: E402
+from serving.serve import datasette_args, free_port, wait_until_up  # noqa: E402
 
 
 def start(args):

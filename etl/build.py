@@ -8,7 +8,7 @@ temporary file beside the target and renamed over it only when everything
 succeeded, so a failed build never touches the last good database.
 
 A release is that one file: Datasette's inspect data (its hash and table counts)
-is derived from the database by whoever serves it (`write_inspect`), never
+is derived from the database by whoever serves it (serving/inspect_file.py), never
 published beside it, so no kill between two renames can pair a database with
 another release's counts. The temporary files of a build that was killed are
 removed by the next build; a full disk is reported as such, with the folder.
@@ -19,7 +19,6 @@ import errno
 import functools
 import gc
 import hashlib
-import json
 import multiprocessing
 import os
 import pickle
@@ -29,16 +28,16 @@ import sqlite3
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from contextlib import closing
 from pathlib import Path
 from typing import NamedTuple
 
-from datasette.inspect import inspect_hash
 from tqdm import tqdm
+
+from domain.release import table_counts
 
 from .cache import FileCache, cache_path, file_key
 from .consistency import unread_file
-from .load import StagingDatabase, table_counts
+from .load import StagingDatabase
 from .problems import DataError, Problem
 from .read import display_path, read_bytes, scan_data
 from .transform import cross_file_columns, file_tables
@@ -199,16 +198,6 @@ def data_hash(data_dir):
     return digest.hexdigest() if files or problems else None
 
 
-def built_hash(db_path):
-    """The `data_hash` a database was built from, or None (no database, or not one of ours)."""
-    try:
-        with closing(sqlite3.connect(f"{Path(db_path).resolve().as_uri()}?mode=ro", uri=True)) as conn:
-            row = conn.execute("SELECT data_hash FROM release").fetchone()
-    except sqlite3.Error:
-        return None
-    return row[0] if row else None
-
-
 def no_progress(total):
     return tqdm(total=total, disable=True)
 
@@ -245,23 +234,6 @@ def validate_data(data_dir, cache_file=None, workers=None, progress=None, stagin
     return Validation(records, citations, problems + cross.problems(), digest.hexdigest(), len(files))
 
 
-def inspect_path(db_path):
-    return Path(db_path).with_suffix(".inspect.json")
-
-
-def write_inspect(db_path, target, name):
-    """Datasette's inspect file for the immutable database at `db_path`, served as `name`; return its counts."""
-    db_path, counts = Path(db_path), table_counts(db_path)
-    data = {name: {
-        "hash": inspect_hash(db_path),
-        "size": db_path.stat().st_size,
-        "file": db_path.name,
-        "tables": {table: {"count": count} for table, count in counts.items()},
-    }}
-    Path(target).write_text(json.dumps(data, indent=2))
-    return counts
-
-
 class ShrinkError(Exception):
     """The new database would lose most rows of a table that the current one has."""
 
@@ -277,10 +249,7 @@ def current_counts(output):
     """Rows per table of the database at `output` now (read-only: a server may be
     reading it); empty when there is none to compare with."""
     try:
-        with closing(sqlite3.connect(f"{Path(output).resolve().as_uri()}?mode=ro", uri=True)) as conn:
-            names = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-                     if "_fts" not in name and not name.startswith("sqlite_")]
-            return {name: conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] for name in names}
+        return table_counts(output)
     except sqlite3.Error:  # no database, or not one: nothing to lose
         return {}
 

@@ -3,8 +3,8 @@
 A file's result (its rows ready for the tables, its slugs and references for
 the checks across files, its problems) depends only on its content, its displayed path and the code that read it. The
 cache keys each result by a hash of the first two, and the whole cache by a
-hash of the code (every `etl/*.py` and the versions of the libraries that parse
-and validate): change either and the entry is simply not found. Results are
+hash of the code (every `etl/*.py` and `domain/*.py`, and the versions of the libraries that
+parse and validate): change either and the entry is simply not found. Results are
 pickled into one SQLite file in a folder beside the output database. Anything
 unreadable in it is treated as a miss, so the cache can make a build faster,
 never different.
@@ -17,7 +17,10 @@ from functools import cache
 from importlib.metadata import version
 from pathlib import Path
 
+import domain
+
 CACHE_DIR = ".computekb-cache"
+CODE = (Path(__file__).parent, Path(domain.__file__).parent)  # the ETL, and the schema and models it applies
 LIBRARIES = ("PyYAML", "pydantic", "pydantic-core", "pint")
 
 
@@ -25,8 +28,8 @@ LIBRARIES = ("PyYAML", "pydantic", "pydantic-core", "pint")
 def code_version():
     """Hash of the code that turns a file into its result."""
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in sorted(path for folder in CODE for path in folder.glob("*.py")):
+        digest.update(f"{path.parent.name}/{path.name}".encode() + b"\0" + path.read_bytes() + b"\0")
     for library in LIBRARIES:
         digest.update(f"{library}={version(library)}\0".encode())
     return digest.hexdigest()

@@ -19,8 +19,9 @@ from collections import defaultdict
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
+from domain.schema import UNCITABLE_TIERS
+
 from .problems import Problem
-from .schema import UNCITABLE_TIERS
 
 # Words of a source saying only "FP4", and the formats that name the FP4 encoding.
 FP4_NOT_STATED = "fp4"

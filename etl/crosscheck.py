@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from domain.schema import CROSSCHECK_FIELDS
+
 from .aliases import resolve
-from .schema import CROSSCHECK_FIELDS
 
 DATASET = "epoch-ai"
 DATASET_TITLE = "Epoch AI's \"Data on Machine Learning Hardware\" (CC BY, epoch.ai/data/machine-learning-hardware)"

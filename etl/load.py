@@ -11,13 +11,11 @@ key order, whatever the order of the files.
 
 import sqlite3
 from collections import defaultdict
-from typing import NamedTuple
 
 import sqlite_utils
 from sqlite_utils.db import quote_identifier
 
-from .schema import COLUMNS, ENGINES, GENERATED, LINKS, STAGED, STAGED_ROWS, TABLES, TABLES_BY_NAME, TAG_COUNTS
-from .units import INTEGER_PRECISIONS
+from domain.schema import COLUMNS, DENSE_COLUMNS, GENERATED, LINKS, STAGED, STAGED_ROWS, TABLES, TABLES_BY_NAME, TAG_COUNTS
 
 SQL_TYPES = {"int": "INTEGER", "bool": "INTEGER", "number": "REAL", "quantity": "REAL"}  # other kinds: TEXT
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"  # "memoire" finds "mémoire"
@@ -32,25 +30,6 @@ SELECT a.slug AS accelerator, a.name, a.vendor, a.device_class, a.scope,
 FROM accelerators a
 ORDER BY a.vendor, a.name
 """
-DENSE_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8", "int4")
-
-
-class DenseColumn(NamedTuple):
-    """A column of dense_throughput: one precision on one engine, in TFLOPS (TOPS for integers)."""
-
-    precision: str
-    engine: str
-
-    @property
-    def unit(self):
-        return "TOPS" if self.precision in INTEGER_PRECISIONS else "TFLOPS"
-
-    @property
-    def name(self):
-        return f"{self.precision}_{self.engine}_{self.unit.lower()}"
-
-
-DENSE_COLUMNS = tuple(DenseColumn(p, e) for p in DENSE_PRECISIONS for e in ENGINES)
 
 
 def table_of(db, name):
@@ -183,7 +162,7 @@ def search_sql():
 # Measured ÷ roofline per accelerator family, model class and batch regime, for the sizing calculator:
 # the median over the best closed-division, available result of each accelerator, benchmark, accuracy
 # target, scenario and round (one figure per tuned configuration, so the many submissions of one
-# system do not outweigh the others), of results whose roofline is computable (etl/roofline.py).
+# system do not outweigh the others), of results whose roofline is computable (domain/roofline.py).
 DECODE_EFFICIENCY_VIEW = """
 CREATE VIEW decode_efficiency AS
 WITH best AS (
@@ -355,10 +334,3 @@ class StagingDatabase:
             raise RuntimeError(f"foreign key violations after load: {violations[:5]}")
 
 
-def table_counts(path):
-    """Rows per table, full-text index tables left out."""
-    db = open_database(path)
-    try:
-        return {name: table_of(db, name).count for name in db.table_names() if "_fts" not in name and not name.startswith("sqlite_")}
-    finally:
-        db.conn.close()

@@ -34,8 +34,9 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
+from domain.schema import AUTHORED
+
 from .problems import Problem
-from .schema import AUTHORED
 
 MAX_FILE_BYTES = 2_000_000  # the largest real file is a few KB; refuse runaway input
 

@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .schema import TIERS
+from domain.schema import TIERS
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,18 @@ from itertools import groupby
 from operator import itemgetter
 from typing import NamedTuple
 
-from . import roofline, sizing
-from .schema import LIST_COLUMNS, REFS, STAGED_ROWS, TABLES, TABLES_BY_NAME, TIERS, UNITS
+from domain import roofline, sizing
+from domain.schema import (
+    LIST_COLUMNS,
+    REFS,
+    STAGED_ROWS,
+    TABLES_BY_NAME,
+    TIERS,
+    UNITS,
+    citation_slug,
+)
 
 DERIVED_LABEL_LENGTH = 90
-DERIVED_MARK = " [label derived from summary]"
-ADDRESS_MARK = " [title not known: label from the address]"
 
 # How a citation counts when the data does not say: by the authority of its source.
 CITATION_KIND_BY_TIER = {
@@ -41,16 +47,16 @@ to_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def derived_label(summary):
-    """A short label cut from the summary at a word boundary, visibly marked."""
+    """A short label cut from the summary at a word boundary (`label_derived` says so: pages mark it)."""
     if len(summary) <= DERIVED_LABEL_LENGTH:
-        return summary + DERIVED_MARK
+        return summary
     cut = summary[:DERIVED_LABEL_LENGTH].rsplit(" ", 1)[0].rstrip(" ,;:")
-    return cut + "…" + DERIVED_MARK
+    return cut + "…"
 
 
 def address_label(url):
-    """A source's label when its title is not known: its address without the scheme, visibly marked."""
-    return url.split("://", 1)[-1].rstrip("/") + ADDRESS_MARK
+    """A source's label when its title is not known: its address without the scheme (`label_derived` says so)."""
+    return url.split("://", 1)[-1].rstrip("/")
 
 
 def add_source_columns(source):
@@ -113,26 +119,6 @@ ROW_COLUMNS = {"sources": add_source_columns, "articles": add_article_columns, "
                "prices": add_per_device_amount, "models": add_model_parameters, "runtime_memory": add_memory_gb,
                "benchmark_results": add_result_per_accelerator}
 ARCHITECTURE_FIELDS = {f for f in sizing.Architecture.__dataclass_fields__} | {"vision_params_b"}
-
-
-def dashed(name):
-    return name.replace("_", "-")
-
-
-# With one hyphen between row and field, ("acme-z", addressable_memory_gb) and
-# ("acme-z-addressable", memory_gb) would share the slug
-# accelerators-acme-z-addressable-memory-gb. A field whose dashed name ends with
-# another field's takes two hyphens, which no slug contains, so no two (table,
-# row, field) share a slug; every other citation keeps the slug it was
-# published with (plugins/citation_redirects.py redirects the old form).
-SUFFIXED_FIELDS = {t.name: frozenset(f.name for f in t.fields
-                                     if any(dashed(f.name).endswith("-" + dashed(g.name)) for g in t.fields))
-                   for t in TABLES}
-
-
-def citation_slug(table, row, field):
-    separator = "--" if field in SUFFIXED_FIELDS.get(table, ()) else "-"
-    return f"{dashed(table)}-{row}{separator}{dashed(field)}"
 
 
 CitationsRow = STAGED_ROWS["citations"]

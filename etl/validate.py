@@ -14,9 +14,8 @@ from functools import cache, lru_cache
 
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
-from . import consistency, sizing
-from .problems import Problem
-from .schema import (
+from domain import sizing
+from domain.schema import (
     CITATION_KINDS,
     NUMERIC_KINDS,
     SCOPES,
@@ -24,7 +23,10 @@ from .schema import (
     TABLES,
     TABLES_BY_NAME,
 )
-from .units import INTEGER_PRECISIONS, OPS, UNIT_CHOICES, UnitError, parsed, to_unit
+from domain.units import INTEGER_PRECISIONS, OPS, UNIT_CHOICES, UnitError, parsed, to_unit
+
+from . import consistency
+from .problems import Problem
 
 DATE_PATTERN = re.compile(r"[0-9]{4}(?:-[0-9]{2}(?:-[0-9]{2})?)?\Z")  # ASCII digits only; \Z: no trailing newline
 CITATION_KEYS = {"value", "source", "kind", "scope", "note", "basis"}

@@ -1,7 +1,7 @@
 """Citation permalinks published before a slug rule changed keep working: a 301 to the slug they now have.
 
 Citations of a field whose name ends with another field's name now put two
-hyphens before the field (etl/transform.py, `citation_slug`), so that no two
+hyphens before the field (domain/schema.py, `citation_slug`), so that no two
 citations can share a slug. Their former one-hyphen slugs are redirected,
 unless another citation has that slug now: then it is that citation's page.
 """
@@ -12,7 +12,7 @@ from datasette import hookimpl
 from datasette.utils import tilde_decode, tilde_encode
 from datasette.utils.asgi import Response
 
-from etl.transform import SUFFIXED_FIELDS, dashed
+from domain.schema import SUFFIXED_FIELDS, dashed
 
 DATABASE = "computekb"
 CITATION_PAGE = re.compile(rf"^/{DATABASE}/citations/(?P<slug>[a-z0-9-]+)(?P<format>\.\w+)?$")

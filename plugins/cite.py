@@ -19,11 +19,11 @@ from datasette import hookimpl
 from datasette.utils import tilde_encode, urlsafe_components
 from markupsafe import Markup, escape
 
-from etl.citation_text import Shown, bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
-from etl.load import DENSE_PRECISIONS
-from etl.metadata import DATABASE
-from etl.schema import AUTHORED
-from etl.site import site_title, site_url
+from domain.schema import AUTHORED
+from domain.units import DENSE_PRECISIONS
+from serving.citation_text import Shown, bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
+from serving.metadata import DATABASE
+from serving.site import site_title, site_url
 
 CITED_TABLES = ("accelerators", "articles")
 # Tables whose label is derived when the row has no title: the column of the title its site publishes.

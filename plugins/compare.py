@@ -2,7 +2,7 @@
 
 The table is one SQL query (`compare_sql`): the page runs it and links to it as
 CSV and as a Markdown table (datasette-copyable), so the downloads hold exactly
-the table the reader sees. Fields, descriptions and units come from etl.schema;
+the table the reader sees. Fields, descriptions and units come from domain.schema;
 throughput rows from the `throughput` table, dense figures only, one row per
 precision and engine (a matrix and a vector figure are two measures). A best
 value is marked only among columns of one scope.
@@ -15,11 +15,11 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from rapidfuzz import fuzz, process
 
-from etl.citation_text import shown_title
-from etl.load import DENSE_PRECISIONS
-from etl.measured import compare_rows, read
-from etl.metadata import DATABASE
-from etl.schema import AUTHORED, ENGINES, TABLES_BY_NAME
+from domain.schema import AUTHORED, ENGINES, TABLES_BY_NAME
+from domain.units import DENSE_PRECISIONS
+from serving.citation_text import shown_title
+from serving.measured import compare_rows, read
+from serving.metadata import DATABASE
 
 MIN_IDS, MAX_IDS = 2, 8
 MAX_IDS_CHARS = 800            # refused before any work: longer than 8 real slugs can be
@@ -163,7 +163,7 @@ async def load_catalogue(db):
 
 async def dense_specs(db, slugs):
     """One row per dense precision and engine any of them states, in the order of
-    etl.load.DENSE_PRECISIONS, matrix before vector."""
+    domain.units.DENSE_PRECISIONS, matrix before vector."""
     result = await db.execute(
         f"SELECT DISTINCT t.precision, t.engine, {THROUGHPUT_KEY_SQL} AS key, f.name, f.kind "
         "FROM throughput t JOIN number_formats f ON f.slug = t.precision "
@@ -182,7 +182,7 @@ async def all_specs(db, slugs):
 
 
 async def citations(db, slugs):
-    """(accelerator, spec key) -> citation slug, tier, source title (`shown`, never a derived-label mark) and URL,
+    """(accelerator, spec key) -> citation slug, tier, source title (`shown`, a derived label told from a title) and URL,
     for every cited value."""
     picked = picked_sql(slugs)
     result = await db.execute(f"""
@@ -275,7 +275,7 @@ async def comparison(datasette, db, slugs, known):
 
 
 async def measured(db, slugs):
-    """The measured rows, like with like: benchmark results of every round, achieved rates (etl/measured.py)."""
+    """The measured rows, like with like: benchmark results of every round, achieved rates (serving/measured.py)."""
     results, rates = await read(db, slugs, latest_only=False)
     return compare_rows(slugs, results, rates)
 

@@ -26,9 +26,9 @@ from datasette import hookimpl
 from datasette.utils import await_me_maybe, tilde_decode, urlsafe_components
 from datasette.utils.asgi import Request, Response
 
-from etl.error_page import error_response
-from etl.headers import encoded_security_headers
-from etl.site import site_url
+from serving.error_page import error_response
+from serving.headers import encoded_security_headers
+from serving.site import site_url
 
 log = logging.getLogger("computekb.guard")
 

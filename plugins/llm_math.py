@@ -1,6 +1,6 @@
 """LLM sizing as SQL functions, and the parameter checks of the canned queries.
 
-The math is `etl/sizing.py` (formulas in docs/LLM_MATH.md); this plugin makes
+The math is `domain/sizing.py` (formulas in docs/LLM_MATH.md); this plugin makes
 it callable from SQL through Datasette's documented `prepare_connection` hook.
 A nonsensical argument raises ValueError, which sqlite reports as a query
 error: Datasette answers it with HTTP 400 (sqlite's own text, "user-defined
@@ -24,9 +24,9 @@ from pathlib import Path
 
 from datasette import hookimpl
 
-from etl import sizing
-from etl.query_args import search_problem
-from etl.schema import MAXIMA, NUMERIC_KINDS, TABLES_BY_NAME
+from domain import sizing
+from domain.schema import MAXIMA, NUMERIC_KINDS, TABLES_BY_NAME
+from serving.query_args import search_problem
 
 # Effective bits per stored value. Plain formats store their element bits;
 # block-scaled formats add one shared scale per block: element bits
@@ -188,7 +188,7 @@ class Question:
     workload: sizing.Workload
 
 
-# The models table's numeric fields: an architecture given in SQL is held to their ranges (etl/schema.py)
+# The models table's numeric fields: an architecture given in SQL is held to their ranges (domain/schema.py)
 # before any loop runs over one of them (the divisors of the attention heads, the pipeline stages).
 MODEL_NUMBERS = {f.name: f for f in TABLES_BY_NAME["models"].fields if f.kind in NUMERIC_KINDS}
 
@@ -579,7 +579,7 @@ def search_words(q):
 
 
 def search_query_problem(q):
-    """A search needs words, and no more than a search may hold (etl/query_args.py)."""
+    """A search needs words, and no more than a search may hold (serving/query_args.py)."""
     return search_problem(q, q.split()) if q else "q is required: words to search for"
 
 

@@ -1,10 +1,10 @@
-"""The spec sheet's *Measured* section: the accelerator's audited results and achieved rates (etl/measured.py)."""
+"""The spec sheet's *Measured* section: the accelerator's audited results and achieved rates (serving/measured.py)."""
 
 from datasette import hookimpl
 from datasette.utils import urlsafe_components
 
-from etl.measured import read
-from etl.metadata import DATABASE
+from serving.measured import read
+from serving.metadata import DATABASE
 
 
 @hookimpl

@@ -12,7 +12,7 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from etl.paths import DATA_DOC, SIZING_DOC
+from serving.paths import DATA_DOC, SIZING_DOC
 
 SECTION = "## Methodology"
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datasette import hookimpl
 from datasette.utils import urlsafe_components
 
-from etl.citation_text import shown_title
-from etl.metadata import DATABASE
+from serving.citation_text import shown_title
+from serving.metadata import DATABASE
 
 WEB_SEARCH = "https://duckduckgo.com/?"
 SEARCH_WORDS = 12  # an untitled article is searched for by the start of its summary

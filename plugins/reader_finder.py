@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from datasette import hookimpl
 from datasette.utils.asgi import Response
 
-from etl.schema import TABLES_BY_NAME
+from domain.schema import TABLES_BY_NAME
 
 DATABASE = "computekb"
 PATH = "/-/accelerators"
@@ -37,7 +37,7 @@ COLUMNS = (
 )
 FACET_TITLES = {"vendor": "Vendor", "device_class": "Class", "memory_type": "Memory type",
                 "native_fp8": "Native FP8", "native_fp4": "Native FP4"}
-# The table's page facets (etl/schema.py), the same on this page and on Datasette's table.
+# The table's page facets (domain/schema.py), the same on this page and on Datasette's table.
 FACETS = tuple((column, FACET_TITLES[column]) for column in TABLES_BY_NAME["accelerators"].page_facets)
 
 
@@ -138,7 +138,7 @@ async def finder(request, datasette):
         # blank fields of a submitted form: the permalink is the tidy URL
         return Response.redirect(datasette.urls.path(PATH) + ("?" + urlencode(pairs) if pairs else ""))
     try:
-        query = datasette_pairs(pairs)  # unsorted: the table's own default, by bandwidth (etl/schema.py sort_desc)
+        query = datasette_pairs(pairs)  # unsorted: the table's own default, by bandwidth (domain/schema.py sort_desc)
     except ValueError as error:
         context = {"pairs": dict(pairs), "columns": COLUMNS, "sorts": SORTS, "error": str(error)}
         html = await datasette.render_template("reader_finder.html", context, request=request)

@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 from datasette import hookimpl
 from datasette.utils.asgi import Response
 
-from etl import runtimes
+from domain import runtimes
 
 DATABASE = "computekb"
 PATH = "/-/what-fits"

@@ -20,8 +20,7 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
-from etl.query_args import search_problem
-from etl.transform import DERIVED_MARK
+from serving.query_args import search_problem
 
 DATABASE = "computekb"
 PATH = "/-/search"
@@ -159,7 +158,7 @@ def marked(text):
 
 def result(datasette, row):
     untitled = not row["title"]
-    title = row["title_marked"] if not untitled else row["label"].removesuffix(DERIVED_MARK)
+    title = row["title_marked"] if not untitled else row["label"]
     return Result(href=datasette.urls.row(DATABASE, "articles", row["slug"]), title=marked(title or ""),
                   untitled=untitled, snippet=marked(row["snippet"] or ""), language=row["language"],
                   site=row["site"], category=row["category"],

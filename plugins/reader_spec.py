@@ -16,10 +16,10 @@ from urllib.parse import urlsplit
 from datasette import hookimpl
 from datasette.utils import tilde_encode, urlsafe_components
 
-from etl.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
-from etl.load import DENSE_PRECISIONS, INTEGER_PRECISIONS
-from etl.schema import AUTHORED
-from etl.site import site_title, site_url
+from domain.schema import AUTHORED
+from domain.units import DENSE_PRECISIONS, INTEGER_PRECISIONS
+from serving.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
+from serving.site import site_title, site_url
 
 DATABASE = "computekb"
 FIELDS = {f.name: f for f in AUTHORED["accelerators"].columns}
@@ -212,7 +212,7 @@ def value_cite(site, value, permalink, release, accessed):
 
 def article_shown(article):
     """An article with the text to show as its title: its title, or the label derived from its summary
-    without the bracketed mark (the page shows a "title not published" label beside it instead)."""
+    (the page shows a "title not published" label beside it)."""
     return {**article, "shown": shown_title(article["title"], article["label"]).text}
 
 

@@ -21,8 +21,8 @@ from datasette.utils import tilde_encode
 from datasette.utils.asgi import NotFound, Response
 from rapidfuzz import fuzz, process
 
-from etl.metadata import DATABASE
-from etl.schema import COLUMNS
+from domain.schema import COLUMNS
+from serving.metadata import DATABASE
 
 LEGACY = re.compile(rf"^/{DATABASE}/(throughput|citations)/([a-z0-9-]+)(\.\w+)?$")
 CITATION = re.compile(r"^throughput-(.+)-tflops$")  # a throughput citation's slug: table, row, field

@@ -10,9 +10,9 @@ import weakref
 from datasette import hookimpl
 from datasette.utils.asgi import Response
 
-from etl.metadata import DATABASE
-from etl.schema import TIERS
-from etl.site import PLUGIN
+from domain.schema import TIERS
+from serving.metadata import DATABASE
+from serving.site import PLUGIN
 
 # The release each server read at its start (the database is immutable: read once, not on every page).
 # Kept here, not on the Datasette object: state of a plugin's own stays out of objects Datasette owns.

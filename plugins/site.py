@@ -1,7 +1,7 @@
 """What every template is given: the name of the knowledge base's database, and links to the page itself.
 
 Templates link to its tables (`urls.table(kb_database, "accelerators")`); the
-name is the one constant of etl/metadata.py, so templates never spell it.
+name is the one constant of serving/metadata.py, so templates never spell it.
 `page_with(changes)` is the current page with some query-string arguments set
 or removed (sort links, "All columns"): made here from the request, since the
 helpers for it in Datasette 0.65's table context are not in 1.0's.
@@ -11,7 +11,7 @@ import urllib.parse
 
 from datasette import hookimpl
 
-from etl.metadata import DATABASE
+from serving.metadata import DATABASE
 
 
 def page_with(datasette, request, changes):

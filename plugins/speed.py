@@ -1,4 +1,4 @@
-"""The tag facet (tag columns are JSON arrays of slugs), and the serving speed-ups, switched by etl/speedups.py.
+"""The tag facet (tag columns are JSON arrays of slugs), and the serving speed-ups, switched by serving/speedups.py.
 
 With the speed-ups off, the tag facet is Datasette's own array facet under the
 name `tags` (the metadata's facets ask for it by that name), and the rest of
@@ -13,7 +13,7 @@ de-duplication, and reads only the tag column.
 
 A page filtered only on equal values of the table's other facet columns (the
 links of its facets: `?language=fr`, `?site=x&category=y`) counts its tags in
-the table's tag counts (etl/schema.py, TAG_COUNTS) instead, without reading
+the table's tag counts (domain/schema.py, TAG_COUNTS) instead, without reading
 its rows: 40 to 50 ms become 1 to 3 on 20,000 articles. Any other argument that
 changes which rows are counted (search, other filters, the next page) counts
 the rows.
@@ -31,10 +31,10 @@ from datasette.database import QueryInterrupted
 from datasette.facets import ArrayFacet
 from datasette.utils import escape_sqlite, path_with_added_args, path_with_removed_args, tilde_encode
 
-from etl import speedups
-from etl.metadata import DATABASE, generated_metadata
-from etl.query_args import as_filter
-from etl.schema import TAG_COUNTS
+from domain.schema import TAG_COUNTS
+from serving import speedups
+from serving.metadata import DATABASE, generated_metadata
+from serving.query_args import as_filter
 
 COUNT_SQL = """
 select j.value as value, count(*) as count

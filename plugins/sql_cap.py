@@ -36,9 +36,9 @@ from datasette import hookimpl
 from datasette.utils.asgi import Request
 from datasette_dashboards import replace_opts_in_query
 
-from etl.error_page import error_response
-from etl.headers import SECURITY_HEADERS
-from etl.site import PLUGIN
+from serving.error_page import error_response
+from serving.headers import SECURITY_HEADERS
+from serving.site import PLUGIN
 
 FREE_THREADS = 2  # SQL threads kept for pages that are not capped
 

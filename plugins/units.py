@@ -1,8 +1,8 @@
 """Columns with a unit: values shown with it ("3.35 TB/s"), filters that accept one
-(`?memory_bandwidth_gbs__gt=3TB/s`), read by the grammar of data files (etl/units.py).
+(`?memory_bandwidth_gbs__gt=3TB/s`), read by the grammar of data files (domain/units.py).
 
-The unit of each column is the schema's (etl/schema.py), read with the
-project's own pint registry (etl/units.py): nothing here depends on the `units`
+The unit of each column is the schema's (domain/schema.py), read with the
+project's own pint registry (domain/units.py): nothing here depends on the `units`
 of Datasette's metadata, which Datasette 1.0 no longer has.
 
 Datasette reads every `column__lookup=value` argument as one of its filters
@@ -22,11 +22,11 @@ from datasette.filters import FilterArguments
 from datasette.utils.asgi import BadRequest
 from markupsafe import Markup
 
-from etl import speedups
-from etl.metadata import DATABASE, DISPLAY_UNITS
-from etl.query_args import Filter, as_filter
-from etl.schema import CAPACITY_COLUMNS, COLUMN_UNITS
-from etl.units import NUMBER, REGISTRY, UnitError, to_unit, typed_spelling
+from domain.schema import CAPACITY_COLUMNS, COLUMN_UNITS
+from domain.units import NUMBER, REGISTRY, UnitError, to_unit, typed_spelling
+from serving import speedups
+from serving.metadata import DATABASE, DISPLAY_UNITS
+from serving.query_args import Filter, as_filter
 
 # Lookups that compare the column with one number.
 NUMBER_LOOKUPS = {"exact", "not", "gt", "gte", "lt", "lte"}

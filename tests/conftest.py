@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from etl.build import build_database
-from etl.headers import SECURITY_HEADERS
-from etl.paths import ROOT
-from etl.serve import free_port, make_datasette, wait_until_up
+from serving.headers import SECURITY_HEADERS
+from serving.paths import ROOT
+from serving.serve import free_port, make_datasette, wait_until_up
 
 DATA = ROOT / "data"
 # A few made-up rows per table, for the tests of how things work: they hold the

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from computekb.cli import cli
 from etl.build import build_database
-from etl.cli import cli
 from etl.read import MAX_FILE_BYTES
 
 CORPUS = Path(__file__).parent / "bad_inputs"

@@ -14,11 +14,11 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 from click.testing import CliRunner
 
+from computekb.cli import cli
 from etl import build, cache, read
 from etl.build import build_database, validate_data
-from etl.cli import cli
-from etl.paths import ROOT
 from etl.problems import DataError
+from serving.paths import ROOT
 
 DATA = ROOT / "data"
 
@@ -80,6 +80,20 @@ def test_a_code_change_invalidates_the_cache(tmp_path, monkeypatch):
     counting = Counting(monkeypatch)
     build_database(DATA, tmp_path / "kb.db")
     assert len(counting.paths) == len(read.data_files(DATA))
+
+
+@pytest.mark.parametrize("changed", ["etl/transform.py", "domain/schema.py"])
+def test_the_code_version_covers_the_etl_and_the_domain(tmp_path, monkeypatch, changed):
+    for package in ("etl", "domain"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "CODE", tuple(tmp_path / p.name for p in cache.CODE))
+    cache.code_version.cache_clear()
+    before = cache.code_version()
+    with (tmp_path / changed).open("a") as code:
+        code.write("# changed\n")
+    cache.code_version.cache_clear()
+    assert cache.code_version() != before
+    cache.code_version.cache_clear()
 
 
 def test_a_damaged_cache_is_ignored(tmp_path):
@@ -175,7 +189,7 @@ def on_a_terminal(args, columns=100):
 
 
 def test_build_on_a_terminal_draws_a_progress_bar(tmp_path):
-    command = [sys.executable, "-c", "from etl.cli import cli; cli()", "build", "--no-cache", "--data", str(DATA)]
+    command = [sys.executable, "-c", "from computekb.cli import cli; cli()", "build", "--no-cache", "--data", str(DATA)]
     returncode, written = on_a_terminal(command + ["--output", str(tmp_path / "kb.db")])
     files = len(read.data_files(DATA))
     assert returncode == 0 and "Reading:   0%" in written and f"0/{files} [" in written and "Built" in written

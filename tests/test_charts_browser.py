@@ -5,8 +5,8 @@ Screenshots of every test are kept in test-artifacts/ by the `page` fixture.
 
 import pytest
 
-from etl.metadata import full_metadata
-from etl.paths import METADATA_YML
+from serving.metadata import full_metadata
+from serving.paths import METADATA_YML
 
 pytestmark = pytest.mark.browser
 

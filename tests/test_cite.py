@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from test_bad_inputs import BASE
 
+from domain.schema import TABLES
 from etl.build import build_database
-from etl.schema import TABLES
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from etl.schema import AUTHORED
+from domain.schema import AUTHORED
 
 # The page's rule, stated here on its own: the lowest price and power are best,
 # the highest of everything else.
@@ -235,17 +235,14 @@ async def test_no_star_compares_a_system_with_a_device(client, conn):
     assert 'class="best"' in (await client.get("/-/compare?ids=" + ",".join(same))).text
 
 
-async def test_a_source_without_a_title_is_never_shown_with_its_derived_label_mark(client, conn):
-    """The hover text of a value names its source by its title; an untitled source's label is made from
-    its address and marked so in the table, a mark meant for the sources table, not for a reader."""
+async def test_a_source_without_a_title_is_named_by_its_address_and_said_untitled(client, conn):
+    """The hover text of a value names its source by its title; an untitled source's label is its address,
+    and the page says the title is not known (from `title`, the stored label carries no mark)."""
     rows = conn.execute(
         "SELECT DISTINCT c.row_slug, s.label FROM citations c JOIN sources s ON s.slug = c.source "
         "WHERE c.table_name = 'accelerators' AND s.title IS NULL ORDER BY c.row_slug LIMIT 3").fetchall()
     assert rows, "the data needs an accelerator value cited from a source without a title"
     page = html.unescape((await client.get("/-/compare?ids=" + ",".join(r[0] for r in rows))).text)
-    marked = [label for _, label in rows if label.endswith("]")]
-    assert marked, "untitled sources' labels carry their mark"
-    for label in marked:
-        mark = label[label.rindex(" ["):]
-        assert mark not in page
-        assert label[:label.rindex(" [")] in page
+    assert "[title not known" not in page
+    for _, label in rows:
+        assert f"Source: {label} (title not known)" in page

@@ -6,9 +6,9 @@ metadata; 1.0 from its configuration. Nothing may land in both, nor be lost.
 
 import copy
 
-from etl.metadata import CONFIG_DATABASE_KEYS, CONFIG_KEYS, CONFIG_TABLE_KEYS, merge, split_configuration
-from etl.serve import served_metadata
-from etl.site import DEFAULT_SITE_URL
+from serving.metadata import CONFIG_DATABASE_KEYS, CONFIG_KEYS, CONFIG_TABLE_KEYS, merge, split_configuration
+from serving.serve import served_metadata
+from serving.site import DEFAULT_SITE_URL
 
 
 def leaves(mapping, path=()):

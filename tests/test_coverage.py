@@ -6,7 +6,7 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from etl.cli import cli
+from computekb.cli import cli
 from etl.report import coverage, format_report
 
 # The products the knowledge base must cover, by slug (one row per sold variant, per GPU).

@@ -13,8 +13,8 @@ import pytest
 from test_bad_inputs import BASE
 
 from etl.build import build_database
-from etl.headers import SECURITY_HEADERS
-from etl.serve import make_datasette
+from serving.headers import SECURITY_HEADERS
+from serving.serve import make_datasette
 
 LINK = re.compile(r"""(?:href|src)="([^"#]*)""")
 MAX_PAGES = 3000

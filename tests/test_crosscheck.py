@@ -12,8 +12,8 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
+from computekb.cli import cli
 from etl.build import build_database
-from etl.cli import cli
 from etl.crosscheck import CSV_PATH, Comparison, crosscheck, summary
 
 from conftest import FIXTURE_DATA
@@ -102,7 +102,7 @@ def test_report_crosscheck_prints_both_values_and_the_counts(checked):
 
 def test_every_disagreement_with_epoch_ai_is_explained(conn):
     """On the real data: a value more than 3% from Epoch AI's has a crosscheck_notes row, and no note is stale."""
-    from etl.paths import DEFAULT_DATA
+    from serving.paths import DEFAULT_DATA
     result = crosscheck(conn, DEFAULT_DATA)
     assert [c for c in result.comparisons if c.status == "unexplained"] == []
     assert result.stale == []

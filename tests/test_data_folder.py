@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from computekb.cli import cli
 from etl.build import data_hash
-from etl.cli import cli
-from etl.paths import ROOT
+from serving.paths import ROOT
 
 DATA = ROOT / "data"
 

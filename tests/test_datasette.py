@@ -3,7 +3,7 @@
 
 import pytest
 
-from etl.schema import TABLES
+from domain.schema import TABLES
 
 
 @pytest.mark.parametrize("path", ["/", "/computekb", "/computekb/accelerators", "/computekb/articles",

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from computekb.cli import cli, is_stale
 from etl.build import build_database, validate_data
-from etl.cli import cli, is_stale
 from etl.problems import DataError
 
 SOURCES = """
@@ -146,7 +146,7 @@ def test_build_cli_exits_1_and_keeps_database(good, tmp_path):
 
 
 def test_same_data_gives_the_same_rows(tmp_path):
-    from etl.paths import ROOT
+    from serving.paths import ROOT
     first, second = tmp_path / "a.db", tmp_path / "b.db"
     build_database(ROOT / "data", first)
     build_database(ROOT / "data", second)
@@ -188,7 +188,7 @@ def test_a_source_whose_title_is_not_known_is_labelled_by_its_address(good, tmp_
     db = tmp_path / "kb.db"
     build_database(good, db, cache=False)
     assert rows(db, "select title, label, label_derived from sources") == [
-        (None, "example.com/spec [title not known: label from the address]", 1)]
+        (None, "example.com/spec", 1)]
     write(good, {"sources.yml": SOURCES})
     build_database(good, db, cache=False)
     assert rows(db, "select title, label, label_derived from sources") == [("Example spec page", "Example spec page", 0)]

@@ -11,10 +11,10 @@ from collections import Counter
 import pytest
 from datasette.tracer import capture_traces, trace_child_tasks
 
-from etl import speedups
+from domain.schema import TABLES_BY_NAME
 from etl.load import index_columns
-from etl.schema import TABLES_BY_NAME
 from plugins.speed import COUNT_SQL, equality_filters, without_repeated_facets
+from serving import speedups
 
 # --- tag facets ------------------------------------------------------------------
 

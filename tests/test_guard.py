@@ -14,7 +14,7 @@ from datasette import hookimpl
 from datasette.plugins import pm
 from datasette.utils.asgi import Response
 
-from etl.serve import make_datasette
+from serving.serve import make_datasette
 
 from conftest import assert_refused
 

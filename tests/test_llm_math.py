@@ -1,4 +1,4 @@
-"""The sizing math (etl/sizing.py) and its SQL functions (plugins/llm_math.py).
+"""The sizing math (domain/sizing.py) and its SQL functions (plugins/llm_math.py).
 
 Every expected value below is worked out by hand in its comment, on small
 made-up architectures whose counts can be checked on paper, or comes from a
@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import pytest
 
-from etl import sizing
+from domain import sizing
 from plugins import llm_math
 
 GIB = 2**30

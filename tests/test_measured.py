@@ -10,11 +10,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from etl.cli import cli
-from etl.measured import shown
+from computekb.cli import cli
+from domain.roofline import batch_regime, weight_bits
 from etl.mlperf import Summary, details_url, split_target, whole
 from etl.report import RoundCoverage, measured_coverage
-from etl.roofline import batch_regime, weight_bits
+from serving.measured import shown
 
 FIXTURE = Path(__file__).parent / "fixture"
 IMPORT_ARGS = ["--summary", str(FIXTURE / "mlperf" / "summary_results.json"), "--round", "v1.0",

@@ -3,8 +3,8 @@ files cached for a year by their content hash, answers compressed."""
 
 import pytest
 
-from etl.metadata import versioned
 from plugins.page_shell import cached_for_a_year, shell
+from serving.metadata import versioned
 
 VEGA_JS = '<script src="/-/static-plugins/datasette_vega/main.08f5d3d8.js"></script>'
 VEGA_CSS = '<link rel="stylesheet" href="/-/static-plugins/datasette_vega/main.2acbb312.css">'

@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StringConstraints, ValidationError, create_model
 
+from domain.schema import SLUG_PATTERN, TABLES, TABLES_BY_NAME
+from domain.schema import Field as SchemaField
 from etl import validate
 from etl.build import build_database, validate_data
 from etl.read import data_files
-from etl.schema import SLUG_PATTERN, TABLES, TABLES_BY_NAME
-from etl.schema import Field as SchemaField
 
 from conftest import DATA
 

@@ -21,12 +21,12 @@ from click.testing import CliRunner
 from datasette.app import Datasette
 from datasette.inspect import inspect_hash
 
-from etl.build import inspect_path
-from etl.cli import cli, serve
-from etl.load import table_counts
-from etl.paths import DATA_DOC, METADATA_YML, PLUGINS_DIR, ROOT, STATIC_DIR, TEMPLATES_DIR
-from etl.publish import prepare
-from etl.serve import SETTINGS, free_port, wait_until_up
+from computekb.cli import cli, serve
+from domain.release import table_counts
+from serving.inspect_file import inspect_path
+from serving.paths import DATA_DOC, METADATA_YML, PLUGINS_DIR, ROOT, STATIC_DIR, TEMPLATES_DIR
+from serving.publish import prepare
+from serving.serve import SETTINGS, free_port, wait_until_up
 
 from conftest import CLOSE, SERVERS_OWN, assert_security_headers_once, raw_request
 
@@ -61,7 +61,7 @@ def option_values(args, option):
 
 def test_the_image_runs_computekb_serve_of_the_folders_database(dist):
     args = shlex.split(image_command(dist))
-    assert args[:5] == ["exec", "python", "-m", "etl", "serve"], args
+    assert args[:5] == ["exec", "python", "-m", "computekb", "serve"], args
     options = serve.make_context("serve", [a if a != "$PORT" else "8001" for a in args[5:]]).params
     assert options["no_rebuild"] is True
     assert (options["host"], option_values(args, "--port")) == ("0.0.0.0", ["$PORT"])
@@ -77,7 +77,8 @@ def test_database_and_inspect_file_are_one_release(dist, db_path):
     assert {name: table["count"] for name, table in inspected["computekb"]["tables"].items()} == table_counts(db_path)
 
 
-@pytest.mark.parametrize("source", [PLUGINS_DIR, TEMPLATES_DIR, STATIC_DIR, ROOT / "etl", METADATA_YML, DATA_DOC],
+@pytest.mark.parametrize("source", [PLUGINS_DIR, TEMPLATES_DIR, STATIC_DIR, METADATA_YML, DATA_DOC,
+                                    *(ROOT / package for package in ("computekb", "domain", "etl", "serving"))],
                          ids=lambda p: p.name)
 def test_the_files_the_server_reads_are_the_projects_at_their_places(dist, source):
     files = [source] if source.is_file() else [p for p in source.rglob("*") if p.is_file() and "__pycache__" not in p.parts]

@@ -14,8 +14,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 import pytest
 from markupsafe import escape
 
-from etl.metadata import full_metadata
-from etl.paths import METADATA_YML
+from serving.metadata import full_metadata
+from serving.paths import METADATA_YML
 
 # Datasette turns on sqlite callback tracebacks: each refusal is also reported
 # to sys.unraisablehook (the server log), which pytest would warn about.

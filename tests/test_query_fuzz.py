@@ -19,8 +19,8 @@ import urllib.parse
 import pytest
 from datasette.filters import Filters
 
-from etl.metadata import full_metadata
-from etl.paths import METADATA_YML
+from serving.metadata import full_metadata
+from serving.paths import METADATA_YML
 
 # Datasette turns on sqlite callback tracebacks: each refused parameter is also
 # reported to sys.unraisablehook (the server log), which pytest would warn about.

@@ -10,12 +10,11 @@ from urllib.parse import quote
 import pytest
 import yaml
 
-from etl.paths import METADATA_YML, STATIC_DIR
-from etl.transform import DERIVED_MARK
-from etl.units import typed_spelling
+from domain.units import typed_spelling
 from plugins.reader_fits import FormError, context_tokens, counts, labelled, memory_split, query_error, ranked
 from plugins.reader_search import CLOSE, OPEN, fts_expression, marked
 from plugins.reader_spec import nearest_peers
+from serving.paths import METADATA_YML, STATIC_DIR
 
 H200 = "nvidia-h200-sxm"
 
@@ -248,7 +247,7 @@ async def test_untitled_articles_are_labelled_outside_the_title(client, conn):
     item = page[page.index(f'/computekb/articles/{slug}"'):]
     item = item[:item.index("</li>")]
     title = item[item.index(">") + 1:item.index("</a>")]
-    assert DERIVED_MARK.strip() not in html.unescape(title) and "title not published" not in title
+    assert "[label derived" not in html.unescape(title) and "title not published" not in title
     assert "title not published" in item
 
 

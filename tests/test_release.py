@@ -17,10 +17,12 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from computekb.cli import cli
+from domain.release import built_hash
 from etl import build
-from etl.build import build_database, built_hash, inspect_path
-from etl.cli import cli
-from etl.serve import release_snapshot
+from etl.build import build_database
+from serving.inspect_file import inspect_path
+from serving.serve import release_snapshot
 
 from conftest import serving
 
@@ -72,7 +74,7 @@ def test_a_full_disk_is_reported_with_the_folder_and_the_database_kept(site, mon
     assert sorted(p.name for p in site.iterdir() if p.is_file()) == ["kb.db"]
 
 
-BUILD = [sys.executable, "-m", "etl", "build", "--data", "data", "--output", "kb.db", "--quiet", "--no-cache"]
+BUILD = [sys.executable, "-m", "computekb", "build", "--data", "data", "--output", "kb.db", "--quiet", "--no-cache"]
 
 
 @pytest.mark.parametrize("delay", [0.3, 0.6, 0.9, 1.2, 1.5])

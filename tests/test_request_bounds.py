@@ -1,12 +1,12 @@
 """Every request's cost is bounded by the request: search words, the sizing's work, the length of
-any one value, the bytes of any answer (plugins/limits.py, etl/query_args.py, etl/sizing.py)."""
+any one value, the bytes of any answer (plugins/limits.py, serving/query_args.py, domain/sizing.py)."""
 
 import json
 from urllib.parse import urlencode
 
 import pytest
 
-from etl import sizing
+from domain import sizing
 from plugins.limits import MAX_ANSWER_BYTES
 
 from conftest import assert_refused

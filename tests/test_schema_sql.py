@@ -5,8 +5,8 @@ import sqlite3
 
 import sqlite_utils
 
+from domain.schema import COLUMNS, GENERATED, LINKS, TABLES, TABLES_BY_NAME, TAG_COUNTS
 from etl.load import FTS_TOKENIZER, index_columns, is_indexed, primary_key
-from etl.schema import COLUMNS, GENERATED, LINKS, TABLES, TABLES_BY_NAME, TAG_COUNTS
 
 COLUMN_TYPES = {"int": int, "bool": int, "number": float, "quantity": float}
 

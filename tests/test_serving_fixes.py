@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from etl.serve import make_datasette
+from serving.serve import make_datasette
 
 
 @pytest.mark.parametrize("query", ["_where=1", "sql=1", "_stream=1"])

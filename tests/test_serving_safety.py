@@ -11,10 +11,10 @@ import pytest
 from datasette.inspect import inspect_hash
 
 from etl.build import build_database
-from etl.headers import SECURITY_HEADERS
-from etl.serve import SETTINGS, make_datasette, release_snapshot
-from etl.site import DEFAULT_SITE_URL
 from plugins.guard import MAX_TARGET_BYTES
+from serving.headers import SECURITY_HEADERS
+from serving.serve import SETTINGS, make_datasette, release_snapshot
+from serving.site import DEFAULT_SITE_URL
 
 from conftest import CLOSE, DATA, FIXTURE_DATA, SERVERS_OWN, assert_security_headers_once, raw_request, serving
 

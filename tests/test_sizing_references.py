@@ -3,7 +3,7 @@
 Each reference case carries the literal measured value and where it was
 published; the model dimensions come from the real models table, the device
 totals from runtime_memory. The hand-worked cases check the runtime rules of
-etl/runtimes.py on round numbers (docs/LLM_MATH.md gives the same arithmetic).
+domain/runtimes.py on round numbers (docs/LLM_MATH.md gives the same arithmetic).
 """
 
 import json
@@ -12,9 +12,9 @@ import sqlite3
 
 import pytest
 
-from etl import runtimes, sizing
-from etl.serve import make_datasette
+from domain import runtimes, sizing
 from plugins import llm_math
+from serving.serve import make_datasette
 
 GIB = 2**30
 # llm-d/llm-d-benchmark, config_explorer/empirical-vllm-memory-results.md (commit 25933486):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from etl.schema import NUMERIC_KINDS, TABLES
+from domain.schema import NUMERIC_KINDS, TABLES
 
 # The accelerators the seed articles discuss and the peers readers compare them with.
 REQUIRED = """

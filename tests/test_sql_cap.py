@@ -10,9 +10,9 @@ from urllib.parse import quote, urlencode
 import pytest
 from datasette.utils.asgi import Request
 
-from etl.headers import SECURITY_HEADERS
-from etl.serve import SETTINGS, make_datasette
 from plugins.sql_cap import Cap, cap_of, is_expensive
+from serving.headers import SECURITY_HEADERS
+from serving.serve import SETTINGS, make_datasette
 
 # Computes until sql_time_limit_ms stops it: holds its slot (and one SQL thread) for the whole limit
 # (`%2B` is a plus sign: a bare `+` in a query string is a space).

@@ -3,7 +3,7 @@ accelerator's strongest and weakest tier, the footer's count per tier, and the m
 
 import re
 
-from etl.schema import TIERS
+from domain.schema import TIERS
 
 
 def rank(tier):

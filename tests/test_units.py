@@ -6,9 +6,9 @@ acme-x1 96 GB, 4.8 TB/s, 700 W; acme-x2 144 GB, 3.35 TB/s, 1.2 kW; beta-b1 24 GB
 
 import pytest
 
-from etl.metadata import full_metadata
-from etl.paths import METADATA_YML
-from etl.units import to_unit
+from domain.units import to_unit
+from serving.metadata import full_metadata
+from serving.paths import METADATA_YML
 
 from conftest import assert_refused
 
@@ -125,7 +125,7 @@ def test_no_table_declares_datasette_units():
 
 
 def test_an_hourly_price_filter_reads_usd_per_hour_and_names_it_when_refused():
-    from etl.units import UnitError, to_unit
+    from domain.units import UnitError, to_unit
     assert to_unit("2.5 USD/h", "USD/h") == 2.5
     with pytest.raises(UnitError, match=r"write one of USD/h"):
         to_unit("2 W", "USD/h")

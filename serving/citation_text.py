@@ -1,11 +1,9 @@
-"""What every page that cites shares: escaping for Markdown and BibTeX, titles without derived-label marks,
+"""What every page that cites shares: escaping for Markdown and BibTeX, titles told from derived labels,
 and the anchor of a throughput figure on its accelerator's spec sheet."""
 
 import re
 from datetime import UTC, datetime
 from typing import NamedTuple
-
-from .transform import ADDRESS_MARK, DERIVED_MARK
 
 BIBTEX_SPECIALS = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
                    "$": r"\$", "#": r"\#", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
@@ -25,18 +23,18 @@ def today_utc():
 
 
 class Shown(NamedTuple):
-    """What to show as the name of a row or page: its title, or (`published` False) its derived label without
-    the bracketed mark. A page shows "title not published" beside such a name; a citation never calls it a title."""
+    """What to show as the name of a row or page: its title, or (`published` False) its derived label.
+    A page shows "title not published" beside such a name; a citation never calls it a title."""
 
     text: str
     published: bool
 
 
 def shown_title(title, label):
-    """`title` when there is one, else `label` without its derived-label mark (summary or address)."""
+    """`title` when there is one, else the `label` derived from the summary or the address."""
     if title:
         return Shown(title, True)
-    return Shown(label.removesuffix(DERIVED_MARK).removesuffix(ADDRESS_MARK), False)
+    return Shown(label, False)
 
 
 def value_anchor(precision, engine, sparsity):

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, fields
 from functools import lru_cache
 
-from etl import runtimes
+from . import runtimes
 
 GB = 1e9
 GIB = 2**30  # a printed DRAM capacity is binary: 24 "GB" of GDDR6 is 24 GiB
@@ -549,7 +549,7 @@ def runtime_model(arch: Architecture) -> runtimes.Model:
 
 
 def runtime_reserve(arch: Architecture, device: Device, workload: Workload, tp: int, weights: float) -> runtimes.Reserve:
-    """What the workload's runtime keeps on one device (docs/LLM_MATH.md, etl/runtimes.py)."""
+    """What the workload's runtime keeps on one device (docs/LLM_MATH.md, domain/runtimes.py)."""
     if workload.runtime is None:
         return runtimes.Reserve(device.memory_bytes * (1 - (workload.utilization or 1)), 0.0, 0.0)
     large = runtimes.vllm_large_device(device.memory_bytes, device.slug)

@@ -11,8 +11,7 @@ from typing import NamedTuple
 
 import yaml
 
-from .load import DENSE_COLUMNS
-from .schema import GENERATED, TABLES, TAG_COUNTS, link_table_name, singular
+from domain.schema import DENSE_COLUMNS, GENERATED, TABLES, TAG_COUNTS, link_table_name, singular
 
 DATABASE = "computekb"       # the one name of the database, in every URL and plugin
 DATABASE_FILE = f"{DATABASE}.db"  # Datasette names a database after its file

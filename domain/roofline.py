@@ -1,4 +1,4 @@
-"""The memory-bound decode ceiling of a benchmark result, from the sizing functions of etl/sizing.py.
+"""The memory-bound decode ceiling of a benchmark result, from the sizing functions of domain/sizing.py.
 
 A result of an LLM benchmark in tokens/s is set beside what the accelerator's
 memory bandwidth allows for the same model: every decode step reads the

@@ -10,20 +10,20 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from .build import (
+from domain.release import built_hash
+from etl.build import (
     DiskFullError,
     ShrinkError,
     build_database,
-    built_hash,
     data_hash,
     display_path,
     validate_data,
 )
-from .crosscheck import crosscheck, format_crosscheck
-from .paths import DEFAULT_DATA, DEFAULT_DB, ROOT
-from .problems import DataError, printable, report_lines
-from .report import coverage, format_measured, format_prices, format_report, measured_coverage, price_coverage
-from .site import DEFAULT_SITE_URL, checked_site_url
+from etl.crosscheck import crosscheck, format_crosscheck
+from etl.problems import DataError, printable, report_lines
+from etl.report import coverage, format_measured, format_prices, format_report, measured_coverage, price_coverage
+from serving.paths import DEFAULT_DATA, DEFAULT_DB, ROOT
+from serving.site import DEFAULT_SITE_URL, checked_site_url
 
 
 @click.group()
@@ -145,7 +145,7 @@ def serve(host, port, data_dir, db_path, site_url, no_rebuild, cache_ttl, cors):
             rebuild_failed = f"the rebuild from {printable(str(data_dir))} failed (exit status {failed.code})"
             click.echo(f"Serving the last good release of {printable(str(db_path))}: {rebuild_failed}; "
                        "fix the problems above and restart.", err=True)
-    from .serve import release_snapshot, run_server  # Datasette's app and uvicorn: only this command needs them
+    from serving.serve import release_snapshot, run_server  # Datasette's app and uvicorn: only this command needs them
 
     # uvicorn stops gracefully on SIGTERM, then raises the signal again under the handler it found:
     # with the default one the process ends there, before the snapshot's folder is removed.
@@ -167,7 +167,7 @@ def serve(host, port, data_dir, db_path, site_url, no_rebuild, cache_ttl, cors):
               help="The site's public URL, used in permalinks and feeds.")
 def publish(data_dir, db_path, out, cache_ttl, site_url):
     """Prepare a Docker deployment folder whose image runs `computekb serve` on the database."""
-    from .publish import prepare
+    from serving.publish import prepare
     if is_stale(db_path, data_dir):
         click.get_current_context().invoke(build, data_dir=data_dir, output=db_path, quiet=True)
     try:
@@ -211,7 +211,7 @@ def import_():
 def import_skypilot(catalog, commit, version, data_dir):
     """Cloud offers from SkyPilot's catalog: a git directory at --commit (dated by the commit), or a folder
     of files read one by one with a read.yml giving each file's commit and read date."""
-    from . import skypilot
+    from etl import skypilot
     files = skypilot.from_git(catalog, commit, version) if commit else skypilot.from_folder(catalog)
     result = skypilot.import_files(data_dir, files, skypilot.provider_names(data_dir))
     for path in result.written:
@@ -238,7 +238,7 @@ def import_skypilot(catalog, commit, version, data_dir):
               show_default="data/", help="Folder of YAML data files.")
 def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via, retrieved, models, data_dir):
     """MLPerf Inference results: data/benchmarks/mlperf-inference-<round>.yml from a round's summary."""
-    from .mlperf import Summary, SummaryError, read_summary, write
+    from etl.mlperf import Summary, SummaryError, read_summary, write
     pairs = tuple(tuple(pair.split("=", 1)) for pair in models)
     if any(len(pair) != 2 for pair in pairs):
         raise click.BadParameter("give BENCHMARK=SLUG", param_hint="--model")

@@ -34,6 +34,8 @@ NON_ASCII_DIGIT = re.compile(r"(?![0-9])\d")  # a digit of another script
 BYTES = ("B", "kB", "MB", "GB", "TB", "PB", "KiB", "MiB", "GiB", "TiB", "PiB")
 FLOPS = ("GFLOPS", "TFLOPS", "PFLOPS", "EFLOPS")
 OPS = ("GOPS", "TOPS", "POPS", "EOPS")  # integer throughput: never on a floating-point row
+# Every precision of a throughput figure, in the order pages list them.
+DENSE_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8", "int4")
 INTEGER_PRECISIONS = ("int8", "int4")   # the precisions whose throughput is in OPS, all others in FLOPS
 # {column unit: the units a value of that column may be written in}: capacities in bytes, bandwidths in
 # bytes or bits per second, power in watts (not volt-amperes, which pint takes for watts).

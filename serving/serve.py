@@ -31,8 +31,10 @@ from datasette.app import Datasette
 from datasette.database import Database
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from .build import built_hash, inspect_path, write_inspect
+from domain.release import built_hash
+
 from .headers import SECURITY_HEADER_NAMES, SECURITY_HEADERS
+from .inspect_file import inspect_path, write_inspect
 from .metadata import DATABASE, full_metadata, split_configuration
 from .paths import METADATA_YML, PLUGINS_DIR, STATIC_DIR, STATIC_MOUNT, TEMPLATES_DIR
 from .site import DEFAULT_SITE_URL, PLUGIN, site_metadata

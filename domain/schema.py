@@ -13,6 +13,7 @@ from dataclasses import field as dc_field
 from typing import NamedTuple
 
 from .sizing import ACTIVE_COUNTINGS, LINEAR_ATTENTION_KINDS
+from .units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
@@ -45,7 +46,7 @@ DATE_BASES = ("observed", "read")
 CROSSCHECK_FIELDS = ("memory", "bandwidth", "tdp", "bf16-fp16", "fp8", "fp4", "release-date", "price")
 # Derived capability: `no` needs an explicit cited `supported: false`; unknown is not no.
 CAPABILITY = ("yes", "no", "unknown")
-# Classes of models whose decode reaches a like share of its ceiling (etl/sizing.py model_class).
+# Classes of models whose decode reaches a like share of its ceiling (domain/sizing.py model_class).
 MODEL_CLASSES = ("dense-small", "dense-medium", "dense-large", "moe")
 
 
@@ -181,7 +182,7 @@ TABLES = (
         Field("article", "ref", "The catalogued article this source is, if any.", ref="articles"),
         note(),
     ), label="label", sort_desc="retrieved", one_of=("title", "url"), derived=(
-        Field("label", "text", "Display label: the title, or the page's address (marked as such) when its title is not known."),
+        Field("label", "text", "Display label: the title, or the page's address when its title is not known."),
         Field("label_derived", "bool", "1 when the label is the address rather than a title."),
     )),
     Table("forbidden_sources", "Hosts that may never be cited: content farms, machine-translated copy sites, pages "
@@ -245,7 +246,7 @@ TABLES = (
         note(),
     ), label="label", sort_desc="published", search=("title", "subtitle", "summary", "takeaways"),
         derived=(
-        Field("label", "text", "Display label: the title, or a label derived from the summary (marked as derived) "
+        Field("label", "text", "Display label: the title, or a label cut from the summary "
               "when the listing gives no title."),
         Field("label_derived", "bool", "1 when the label is derived from the summary rather than a title."),
         Field("translation", "ref", "The other-language version of this article.", ref="articles"),
@@ -454,7 +455,7 @@ TABLES = (
               "window a cited page states where no config was read; the note says which).", required=True, minimum=1),
         source(), note(),
     ), label="name", cited=True, sort_desc="computed_params_b", search=("name", "slug", "organization"), derived=(
-        Field("computed_params_b", "number", "Total parameters computed from the config fields (etl/sizing.py), in billions."),
+        Field("computed_params_b", "number", "Total parameters computed from the config fields (domain/sizing.py), in billions."),
         Field("computed_active_params_b", "number", "Parameters one token reads, computed from the config fields: "
               "all but the embedding table, the vision tower and the experts it is not routed to."),
         Field("computed_active_as_stated_b", "number", "Active parameters computed from the config fields and counted "
@@ -698,3 +699,41 @@ CAPACITY_COLUMNS = {t.name: frozenset(f.name for f in t.columns if f.capacity) f
 # {table: {column: unit}} of every column stored in a unit.
 COLUMN_UNITS = {t.name: {f.name: f.unit for f in t.columns if f.unit}
                 for t in TABLES + GENERATED if any(f.unit for f in t.columns)}
+
+
+class DenseColumn(NamedTuple):
+    """A column of the dense_throughput view: one precision on one engine, in TFLOPS (TOPS for integers)."""
+
+    precision: str
+    engine: str
+
+    @property
+    def unit(self):
+        return "TOPS" if self.precision in INTEGER_PRECISIONS else "TFLOPS"
+
+    @property
+    def name(self):
+        return f"{self.precision}_{self.engine}_{self.unit.lower()}"
+
+
+DENSE_COLUMNS = tuple(DenseColumn(p, e) for p in DENSE_PRECISIONS for e in ENGINES)
+
+
+def dashed(name):
+    return name.replace("_", "-")
+
+
+# With one hyphen between row and field, ("acme-z", addressable_memory_gb) and
+# ("acme-z-addressable", memory_gb) would share the slug
+# accelerators-acme-z-addressable-memory-gb. A field whose dashed name ends with
+# another field's takes two hyphens, which no slug contains, so no two (table,
+# row, field) share a slug; every other citation keeps the slug it was
+# published with (plugins/citation_redirects.py redirects the old form).
+SUFFIXED_FIELDS = {t.name: frozenset(f.name for f in t.fields
+                                     if any(dashed(f.name).endswith("-" + dashed(g.name)) for g in t.fields))
+                   for t in TABLES}
+
+
+def citation_slug(table, row, field):
+    separator = "--" if field in SUFFIXED_FIELDS.get(table, ()) else "-"
+    return f"{dashed(table)}-{row}{separator}{dashed(field)}"

@@ -4,7 +4,7 @@ Two layers send them: the application (`plugins/guard.py`, for every answer
 Datasette gives, also through its test client and `datasette serve`) and, under
 `computekb serve` (the deployment image's command too), uvicorn itself, which
 writes its own `400 Bad Request` to a malformed request before any application
-code runs (`etl/serve.py`).
+code runs (`serving/serve.py`).
 """
 
 # Datasette's own templates use inline scripts and styles, so 'unsafe-inline'

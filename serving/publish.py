@@ -2,15 +2,15 @@
 
 The folder holds the database and its inspect file, one release, and the files
 the server reads, at the places they have in the project (metadata.yml, the
-plugins, templates, static files, docs/DATA.md) beside the `etl` package, which
-is not on PyPI: copied in and put on PYTHONPATH, it finds every one of them from
-its own place (etl/paths.py), as it does in the project. Every runtime dependency
+plugins, templates, static files, docs/DATA.md) beside the project's packages,
+which are not on PyPI: copied in and put on PYTHONPATH, they find every one of them
+from their own place (serving/paths.py), as they do in the project. Every runtime dependency
 is installed with its pins, httptools included.
 
 The Dockerfile is the one Datasette's `make_dockerfile` writes (base image,
 dependencies, a secret shared by the image's replicas, the port in `$PORT`),
 with its command replaced: the image runs `computekb serve --no-rebuild`, the
-server of etl/serve.py, so it answers as `computekb serve` does, with the
+server of serving/serve.py, so it answers as `computekb serve` does, with the
 security headers on uvicorn's own 400s too and the request head bounded.
 An image built from the folder is stateless; run as many replicas as needed.
 """
@@ -23,21 +23,23 @@ from pathlib import Path
 
 from datasette.utils import make_dockerfile
 
-from .build import inspect_path
+from .inspect_file import inspect_path
 from .metadata import DATABASE_FILE
 from .paths import DATA_DOC, METADATA_YML, PLUGINS_DIR, ROOT, STATIC_DIR, TEMPLATES_DIR
 from .serve import release_snapshot
 from .site import DEFAULT_SITE_URL
 
 MARKER = ".computekb-publish"       # marks a folder this command may replace
-SHIPPED = [ROOT / "etl", PLUGINS_DIR, TEMPLATES_DIR, STATIC_DIR, METADATA_YML, DATA_DOC]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+PACKAGES = [ROOT / name for name in PYPROJECT["tool"]["setuptools"]["packages"]]
+SHIPPED = [*PACKAGES, PLUGINS_DIR, TEMPLATES_DIR, STATIC_DIR, METADATA_YML, DATA_DOC]
 NOT_COPIED = shutil.ignore_patterns("__pycache__", "*.pyc")
 APP = "/app"                        # where make_dockerfile's image copies the folder, its working directory
 
 
 def requirements():
     """The project's runtime dependencies, as pyproject.toml pins them."""
-    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    return PYPROJECT["project"]["dependencies"]
 
 
 def serve_command(cache_ttl, site_url):
@@ -46,7 +48,7 @@ def serve_command(cache_ttl, site_url):
     `exec`, so that the server, not a shell, receives the container's stop signal."""
     options = ["--no-rebuild", "--db", DATABASE_FILE, "--host", "0.0.0.0", "--site-url", site_url, "--cache-ttl", str(cache_ttl),
                "--cors"]  # as `datasette package`'s images: web pages of other sites may read the JSON API
-    return " ".join(["exec", "python", "-m", "etl", "serve", *map(shlex.quote, options), "--port", "$PORT"])
+    return " ".join(["exec", "python", "-m", "computekb", "serve", *map(shlex.quote, options), "--port", "$PORT"])
 
 
 def with_command(dockerfile, command):

@@ -1,0 +1,1 @@
+"""The `computekb` command: builds with the ETL (`etl/`), serves with `serving/`."""

@@ -1,6 +1,0 @@
-"""`python -m etl`: the `computekb` command where the project is not installed but
-its package is on the path, as in the deployment image (etl/publish.py)."""
-
-from .cli import cli
-
-cli(prog_name="computekb")
