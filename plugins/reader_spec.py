@@ -19,6 +19,7 @@ from datasette.utils import tilde_encode, urlsafe_components
 from domain.schema import AUTHORED
 from domain.units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 from serving.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
+from serving.labels import IDENTITY, LABELS
 from serving.site import site_title, site_url
 
 DATABASE = "computekb"
@@ -36,18 +37,6 @@ SECTIONS = (
     ("power", "Power", ("tdp_w",)),
     ("price", "Price and rental offers", ("launch_price_usd", "cheapest_gpu_hour_usd")),
 )
-IDENTITY = ("vendor", "device_class", "scope", "status", "announced", "available",
-            "family", "architecture", "form_factor", "system")
-LABELS = {
-    "memory_gb": "Memory", "addressable_memory_gb": "Addressable memory", "memory_type": "Memory type",
-    "memory_bandwidth_gbs": "Memory bandwidth", "native_fp8": "Native FP8", "fp8_speedup": "FP8 speed-up over BF16",
-    "native_fp4": "Native FP4", "fp4_formats": "FP4 formats", "interconnect": "Interconnect", "interconnect_gbs": "Interconnect bandwidth",
-    "host_interface": "Host interface", "tdp_w": "Max power", "launch_price_usd": "Launch list price",
-    "cheapest_gpu_hour_usd": "Cheapest cloud offer (USD per GPU-hour)",
-    "vendor": "Vendor", "device_class": "Class", "scope": "Scope", "status": "Status", "announced": "Announced",
-    "available": "Available", "family": "Family", "architecture": "Architecture", "form_factor": "Form factor",
-    "system": "Part of system",
-}
 # Fields whose value is a slug of another table: shown as a link to its row.
 LINKED = {"vendor": "vendors", "interconnect": "interconnects", "host_interface": "interconnects",
           "system": "accelerators"}
