@@ -299,15 +299,36 @@ def chart_encodings(node):
             yield from chart_encodings(value)
 
 
-def test_one_vendor_colour_scale_for_every_vendor_and_chart(conn):
+def vendor_colours(display):
+    """{vendor: colour} of a chart's vendor_colour transform (a vega expression mapping names to colours)."""
+    expression = next(t["calculate"] for t in display["transform"] if t.get("as") == "vendor_colour")
+    return dict(re.findall(r"'([^']+)': '(#[0-9a-f]{6})'", expression))
+
+
+def test_one_vendor_colour_for_every_vendor_and_chart(conn):
     dashboards = yaml.safe_load(METADATA_YML.read_text())["plugins"]["datasette-dashboards"]
-    colours = [e["color"] for e in chart_encodings(dashboards) if "color" in e]
-    by_vendor = [c for c in colours if c["field"] == "vendor"]
-    assert by_vendor and all(c.get("scale") == by_vendor[0]["scale"] for c in by_vendor)
+    charts = [c for d in dashboards.values() for c in d["charts"].values() if "display" in c]
+    coloured = [c for c in charts if any(e.get("color", {}).get("field") == "vendor" for e in chart_encodings(c))]
+    assert len(coloured) >= 10
+    scales = [e["color"]["scale"] for c in coloured for e in chart_encodings(c) if e.get("color", {}).get("field") == "vendor"]
+    # the range is each row's own colour: the legend lists the vendors drawn, each in its one colour
+    assert all(scale == {"range": {"field": "vendor_colour"}} for scale in scales)
+    maps = [vendor_colours(c["display"]) for c in coloured]
+    assert all(m == maps[0] for m in maps)
     names = {r[0] for r in conn.execute("select name from vendors")}
-    assert set(by_vendor[0]["scale"]["domain"]) == names
-    assert len(set(by_vendor[0]["scale"]["range"])) == len(by_vendor[0]["scale"]["domain"])
+    assert set(maps[0]) == names
+    assert len(set(maps[0].values())) == len(names)
+    colours = [e["color"] for e in chart_encodings(dashboards) if "color" in e]
     assert not [c for c in colours if c["field"] == "precision"], "precision is not a colour"
+
+
+def test_dashboard_axis_titles_are_whole():
+    """A comma in an unquoted YAML flow mapping cuts a title ("Memory (GB"): every title closes its brackets."""
+    dashboards = yaml.safe_load(METADATA_YML.read_text())["plugins"]["datasette-dashboards"]
+    titles = [e[channel]["title"] for e in chart_encodings(dashboards) for channel in ("x", "y")
+              if isinstance(e.get(channel), dict) and e[channel].get("title")]
+    assert "Memory (GB, log scale)" in titles
+    assert [t for t in titles if t.count("(") != t.count(")")] == []
 
 
 # What fits, readable
