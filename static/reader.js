@@ -1,5 +1,6 @@
 // Reader pages: "cite" buttons copy the citation of a value in one click (text), the panel beside it in the
 // format chosen. Without JavaScript (or clipboard permission) the citation stays readable in the panel's box.
+const COPIED_FOR_MS = 2000;
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("button.copy-cite");
   if (!button) return;
@@ -10,7 +11,14 @@ document.addEventListener("click", async (event) => {
   try {
     await navigator.clipboard.writeText(text);
     button.dataset.copied = "yes";
+    button.dataset.label ??= button.textContent;
     button.textContent = button.classList.contains("cite-one-click") ? "copied" : "Copied " + button.dataset.format;
+    // back to its own label after a moment, ready for the next copy
+    clearTimeout(button.resetTimer);
+    button.resetTimer = setTimeout(() => {
+      button.textContent = button.dataset.label;
+      delete button.dataset.copied;
+    }, COPIED_FOR_MS);
   } catch (error) {
     if (panel) panel.open = true;
     if (box) { box.focus(); box.select(); }

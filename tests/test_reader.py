@@ -425,3 +425,15 @@ async def test_the_form_submits_on_its_button_and_the_formulas_are_a_link(client
     formulas = await client.get("/-/sizing-formulas")
     assert formulas.status_code == 200 and "Speed: a ceiling and an expectation" in formulas.text
     assert "form.submit()" not in (STATIC_DIR / "reader.js").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("described, expected", [
+    ('where memory_bandwidth_gbs ≥ 3000.0 and memory_gb ≥ 80 sorted by memory_bandwidth_gbs descending',
+     "where Bandwidth ≥ 3,000 GB/s and Memory ≥ 80 GB sorted by bandwidth, highest first"),
+    ('where launch_price_usd ≤ 2000 and native_fp4 = "yes" sorted by launch_price_usd',
+     "where List price ≤ 2,000 USD and native FP4 sorted by list price, lowest first"),
+    ('where name contains "h2"', 'where accelerator contains "h2"'),
+])
+def test_finder_summaries_name_columns_as_the_page_does(described, expected):
+    from plugins.reader_finder import readable
+    assert readable(described) == expected
