@@ -5,6 +5,7 @@ Expected values are read from the database or worked by hand here, never from th
 
 import html
 import re
+import sqlite3
 from urllib.parse import quote
 
 import pytest
@@ -13,7 +14,7 @@ import yaml
 from domain.units import typed_spelling
 from plugins.reader_fits import FormError, context_tokens, counts, labelled, memory_split, query_error, ranked
 from plugins.reader_search import CLOSE, OPEN, fts_expression, marked
-from plugins.reader_spec import nearest_peers
+from plugins.reader_spec import SQL as SHEET_SQL
 from serving.paths import METADATA_YML, STATIC_DIR
 
 H200 = "nvidia-h200-sxm"
@@ -50,12 +51,28 @@ def test_an_unreadable_context_is_refused(text):
         context_tokens(text)
 
 
+def peers_of(row, others):
+    """The sheet's peers query on a table of `row` and `others` (one scope)."""
+    conn = sqlite3.connect(":memory:")
+    conn.row_factory = sqlite3.Row
+    conn.execute("create table accelerators (slug, name, family, device_class, scope, memory_gb, memory_bandwidth_gbs)")
+    for r in [row, *others]:
+        conn.execute("insert into accelerators values (:slug, :slug, :family, :device_class, 'device', :memory_gb, "
+                     ":memory_bandwidth_gbs)", r)
+    return [p["slug"] for p in conn.execute(SHEET_SQL["peers"], {"slug": row["slug"]})]
+
+
 def test_nearest_peers_are_the_closest_in_memory_and_bandwidth():
     row = {"slug": "x", "family": "f", "device_class": "gpu", "memory_gb": 80, "memory_bandwidth_gbs": 3000}
     candidates = [{"slug": "far", "family": "f", "device_class": "gpu", "memory_gb": 8, "memory_bandwidth_gbs": 300},
                   {"slug": "near", "family": "f", "device_class": "gpu", "memory_gb": 96, "memory_bandwidth_gbs": 3300},
-                  {"slug": "middle", "family": "f", "device_class": "gpu", "memory_gb": 192, "memory_bandwidth_gbs": 8000}]
-    assert [p["slug"] for p in nearest_peers(row, candidates, count=2)] == ["near", "middle"]
+                  {"slug": "middle", "family": "f", "device_class": "gpu", "memory_gb": 192, "memory_bandwidth_gbs": 8000},
+                  {"slug": "unknown", "family": "f", "device_class": "gpu", "memory_gb": None, "memory_bandwidth_gbs": 3000},
+                  {"slug": "near2", "family": "f", "device_class": "gpu", "memory_gb": 64, "memory_bandwidth_gbs": 2000},
+                  {"slug": "far2", "family": "f", "device_class": "gpu", "memory_gb": 800, "memory_bandwidth_gbs": 20000}]
+    # log distances: near 0.21, near2 0.46, middle 1.31, far2 3.06, far 3.26 (the fifth: four are shown);
+    # unknown has no memory, so no distance
+    assert peers_of(row, candidates) == ["near", "near2", "middle", "far2"]
 
 
 def test_peers_of_the_same_family_then_class_come_before_closer_strangers():
@@ -67,7 +84,7 @@ def test_peers_of_the_same_family_then_class_come_before_closer_strangers():
          "memory_bandwidth_gbs": 8000},
         {"slug": "h100", "family": "Hopper", "device_class": "datacenter-gpu", "memory_gb": 80,
          "memory_bandwidth_gbs": 3350}]
-    assert [p["slug"] for p in nearest_peers(row, candidates)] == ["h100", "cousin", "twin"]
+    assert peers_of(row, candidates) == ["h100", "cousin", "twin"]
 
 
 def test_ranking_puts_native_fits_first_then_the_fastest():
