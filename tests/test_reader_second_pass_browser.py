@@ -224,6 +224,10 @@ def test_error_page_has_the_same_chrome(server, opened, width):
     for part in (".not-footer > header", "header .site-search", "p.crumbs", "footer .kb-footer"):
         assert error.locator(part).count() == 1 and finder.locator(part).count() == 1, part
     assert error.locator("p.crumbs a").inner_text() == "home"
+    styles = "[...document.styleSheets].map(s => s.href && new URL(s.href).pathname).filter(Boolean)"
+    assert set(error.evaluate(styles)) == set(finder.evaluate(styles)), "the same style sheets"
+    assert error.locator("header").evaluate("e => getComputedStyle(e).backgroundColor") == \
+        finder.locator("header").evaluate("e => getComputedStyle(e).backgroundColor")
 
 
 @pytest.mark.parametrize("width", WIDTHS)
