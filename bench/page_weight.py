@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from etl.build import build_database  # noqa: E402
-from etl.serve import free_port, wait_until_up  # noqa: E402
+from serving.serve import free_port, wait_until_up  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 VIEWPORT = {"width": 390, "height": 844}
@@ -103,7 +103,7 @@ def report(measures):
 
 
 def serve(db, port):
-    command = [sys.executable, "-m", "etl", "serve", "--db", str(db), "--data", str(ROOT / "data"), "--port", str(port)]
+    command = [sys.executable, "-m", "computekb", "serve", "--db", str(db), "--data", str(ROOT / "data"), "--port", str(port)]
     return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

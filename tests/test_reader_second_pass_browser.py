@@ -246,7 +246,8 @@ def test_cite_button_returns_from_copied(server, opened, width):
     button = page.locator("#memory_gb button.cite-one-click")
     label = button.inner_text()
     button.click()
-    assert button.inner_text() == "copied"
+    # the copy is asynchronous: "copied" once the clipboard has the text, then the label again
+    page.wait_for_function("b => b.dataset.copied && b.textContent === 'copied'", arg=button.element_handle())
     page.wait_for_function("b => !b.dataset.copied", arg=button.element_handle(), timeout=5000)
     assert button.inner_text() == label
 
