@@ -88,6 +88,7 @@ def pages(db):
         "filtered + faceted (articles)": "/computekb/articles?language=fr&_facet=category&_facet=site",
         "search": f"/computekb/articles?_search={word}",
         "search page": f"/computekb/search-articles?q={word}",
+        "reader search": f"/-/search?q={word}",
         "compare page": "/-/compare?ids=" + ",".join(compared),
         "dashboard": "/-/dashboards/accelerator-landscape",
     }

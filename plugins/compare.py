@@ -18,6 +18,7 @@ from rapidfuzz import fuzz, process
 from domain.schema import AUTHORED, ENGINES, TABLES_BY_NAME
 from domain.units import DENSE_PRECISIONS
 from serving.citation_text import shown_title
+from serving.labels import IDENTITY, LABELS
 from serving.measured import compare_rows, read
 from serving.metadata import DATABASE
 
@@ -35,6 +36,22 @@ DERIVED = (
     ("memory_gb_per_1000_usd", "GB per 1,000 USD", "Memory per 1,000 USD of launch list price (derived).",
      "round(1000 * a.memory_gb / a.launch_price_usd, 2)"),
 )
+DERIVED_LABELS = {"memory_bandwidth_gbs_per_w": "Bandwidth per watt", "memory_gb_per_1000_usd": "Memory per 1,000 USD"}
+
+
+@dataclass(frozen=True)
+class Group:
+    """Rows shown together under one heading; a folded group opens on a click (the page stays short)."""
+    key: str
+    title: str
+    folded: bool
+
+
+# What most comparisons read first stays open; identity and the rest fold (their values are on the spec sheets).
+KEY_FIGURES = ("memory_gb", "memory_bandwidth_gbs", "tdp_w", "launch_price_usd", "cheapest_gpu_hour_usd")
+GROUPS = (Group("key", "Key figures", False), Group("compute", "Dense compute", False),
+          Group("derived", "Ratios", False), Group("identity", "Identity", True),
+          Group("more", "Memory type, interconnect, formats and sources", True))
 THROUGHPUT_DESCRIPTION = "Dense {name} on {engine} units: " + TABLES_BY_NAME["throughput"].field("tflops").description
 # The key of a throughput row of the table: precision, engine and unit, so that no
 # row holds two measures (the same naming as the columns of dense_throughput).
@@ -62,10 +79,26 @@ class Spec:
     shown: list = field(default_factory=list)
     citations: list = field(default_factory=list)
     best: set = field(default_factory=set)
+    label: str = ""
+    group: str = "more"
 
     @property
     def numeric(self):
         return self.unit is not None
+
+    @property
+    def heading(self):
+        """The row's label as the page shows it, with its unit: "Memory bandwidth (GB/s)"."""
+        return f"{self.label} ({self.unit})" if self.unit and not self.label.endswith(")") else self.label
+
+
+def field_group(name):
+    return "key" if name in KEY_FIGURES else "identity" if name in IDENTITY else "more"
+
+
+def field_label(name):
+    """A field's reader label (plugins/reader_spec.py), or its name in words."""
+    return LABELS.get(name) or name.replace("_", " ").capitalize()
 
 
 def spec_fields():
@@ -172,12 +205,15 @@ async def dense_specs(db, slugs):
     rows = sorted(result.rows, key=lambda r: (order.get(r["precision"], len(order)), r["precision"],
                                                ENGINES.index(r["engine"])))
     return [Spec(r["key"], "TOPS" if r["kind"] == "integer" else "TFLOPS",
-                 THROUGHPUT_DESCRIPTION.format(name=r["name"], engine=r["engine"])) for r in rows]
+                 THROUGHPUT_DESCRIPTION.format(name=r["name"], engine=r["engine"]),
+                 label=f"{r['precision'].upper()} {r['engine']}", group="compute") for r in rows]
 
 
 async def all_specs(db, slugs):
-    fields = [Spec(f.name, f.unit, f.description, f.ref if f.kind == "ref" else None) for f in spec_fields()]
-    derived = [Spec(key, unit, description) for key, unit, description, _ in DERIVED]
+    fields = [Spec(f.name, f.unit, f.description, f.ref if f.kind == "ref" else None,
+                   label=field_label(f.name), group=field_group(f.name)) for f in spec_fields()]
+    derived = [Spec(key, unit, description, label=DERIVED_LABELS[key], group="derived")
+               for key, unit, description, _ in DERIVED]
     return fields + await dense_specs(db, slugs) + derived
 
 
@@ -269,9 +305,11 @@ async def comparison(datasette, db, slugs, known):
     sql = compare_sql(slugs, specs)
     one_scope = len({c["scope"] for c in columns}) == 1
     rows = await table(db, slugs, specs, sql, one_scope)
-    return {"columns": columns, "rows": rows, "chart": chart(rows, columns), "one_scope": one_scope,
+    groups = [{"group": g, "rows": [r for r in rows if r.group == g.key]} for g in GROUPS]
+    return {"columns": columns, "rows": rows, "groups": [g for g in groups if g["rows"]],
+            "chart": chart(rows, columns), "one_scope": one_scope,
             "articles": await articles(db, slugs), "links": query_links(datasette, sql, slugs),
-            "lower_is_better": sorted(LOWER_IS_BETTER), "measured": await measured(db, slugs)}
+            "lower_is_better": sorted(field_label(k) for k in LOWER_IS_BETTER), "measured": await measured(db, slugs)}
 
 
 async def measured(db, slugs):

@@ -15,6 +15,7 @@ table's rows), with the same headers and cells (templates/_reader_accelerator_ro
 """
 
 import json
+import re
 from dataclasses import dataclass
 from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -121,6 +122,40 @@ def facets(datasette, results):
         for r in results.get(column, {}).get("results", [])]) for column, title in FACETS]
 
 
+HEADER = re.compile(r"^(?P<label>.*?)(?: \((?P<unit>[^)]*)\))?$")
+FILTER = re.compile(r'\b(?P<column>[a-z][a-z0-9_]*) (?P<op>[≥≤<>=]|contains) (?P<value>"[^"]*"|-?[0-9.]+)')
+SORTED = re.compile(r"(?P<lead>^| )sorted by (?P<column>[a-z][a-z0-9_]*)(?P<descending> descending)?$")
+
+
+def number_text(value):
+    """3000.0 -> 3,000; 2.5 -> 2.5."""
+    return f"{float(value):,.10g}"
+
+
+def readable(description):
+    """Datasette's description of the filters in the reader's words: "memory_bandwidth_gbs ≥ 3000.0 sorted by
+    memory_bandwidth_gbs descending" becomes "Bandwidth ≥ 3,000 GB/s sorted by bandwidth, highest first"."""
+    if not description:
+        return description
+    headers = {column: HEADER.match(header) for column, header in COLUMNS}
+
+    def one_filter(match):
+        header = headers.get(match["column"])
+        if header is None:
+            return match[0]
+        value = match["value"]
+        if match["column"].startswith("native_") and match["op"] == "=":
+            return f"native {header['label']}" if value == '"yes"' else f"{header['label']} {value.strip(chr(34))}"
+        if value.startswith('"'):
+            return f"{header['label'].lower()} {match['op']} {value}"
+        return f"{header['label']} {match['op']} {number_text(value)}{' ' + header['unit'] if header['unit'] else ''}"
+
+    def sorted_by(match):
+        sort = next((s for s in SORTS if s.column == match["column"] and s.descending == bool(match["descending"])), None)
+        return f"{match['lead']}sorted by {sort.label}" if sort else match[0]
+    return SORTED.sub(sorted_by, FILTER.sub(one_filter, description))
+
+
 def short_note(note):
     if not note or len(note) <= NOTE_CHARACTERS:
         return note
@@ -156,7 +191,7 @@ async def finder(request, datasette):
         sort = next((sort for sort in SORTS if sort.column in (dict(query).get("_sort"), dict(query).get("_sort_desc"))), None)
         context.update(rows=rows, count=data["filtered_table_rows_count"], without=unpriced,
                        sort_label=sort.label.split(",")[0] if sort else None,
-                       described=data.get("human_description_en"),
+                       described=readable(data.get("human_description_en")),
                        facets=facets(datasette, data.get("facet_results", {})),
                        compare=datasette.urls.path("/-/compare?ids=" + ",".join(r["slug"] for r in rows[:8])))
     html = await datasette.render_template("reader_finder.html", context, request=request)

@@ -156,13 +156,24 @@ def marked(text):
     return Markup(str(escape(text)).replace(OPEN, "<mark>").replace(CLOSE, "</mark>"))
 
 
+# The takeaways column holds a JSON list: a snippet from it reads as text, its items apart.
+LIST_PUNCTUATION = re.compile(r'^\["|"\]$|", "|^(…)"|"(…)$')
+
+
+def snippet_text(snippet):
+    """An FTS5 snippet as prose: '["Costs fall", "HBM…' becomes 'Costs fall · HBM…'."""
+    return LIST_PUNCTUATION.sub(lambda m: m[1] or m[2] or ("" if m[0] in ('["', '"]') else " · "), snippet)
+
+
 def result(datasette, row):
     untitled = not row["title"]
     title = row["title_marked"] if not untitled else row["label"]
+    topics = [t.strip(' "') for t in (row["topic_tags"] or "").strip("[]").split(",") if t.strip(' "')]
     return Result(href=datasette.urls.row(DATABASE, "articles", row["slug"]), title=marked(title or ""),
-                  untitled=untitled, snippet=marked(row["snippet"] or ""), language=row["language"],
+                  untitled=untitled, snippet=marked(snippet_text(row["snippet"] or "")), language=row["language"],
                   site=row["site"], category=row["category"],
-                  topics=[t.strip(' "') for t in (row["topic_tags"] or "").strip("[]").split(",") if t.strip(' "')])
+                  # a topic named like the category is already shown by the category's chip
+                  topics=[t for t in topics if t != row["category"]])
 
 
 async def search(request, datasette):

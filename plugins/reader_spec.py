@@ -9,7 +9,6 @@ articles in one trip to the database and hands the template named records.
 The row page itself (JSON, CSV, every column) stays Datasette's.
 """
 
-import math
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -19,6 +18,7 @@ from datasette.utils import tilde_encode, urlsafe_components
 from domain.schema import AUTHORED
 from domain.units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 from serving.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
+from serving.labels import IDENTITY, LABELS
 from serving.site import site_title, site_url
 
 DATABASE = "computekb"
@@ -36,18 +36,6 @@ SECTIONS = (
     ("power", "Power", ("tdp_w",)),
     ("price", "Price and rental offers", ("launch_price_usd", "cheapest_gpu_hour_usd")),
 )
-IDENTITY = ("vendor", "device_class", "scope", "status", "announced", "available",
-            "family", "architecture", "form_factor", "system")
-LABELS = {
-    "memory_gb": "Memory", "addressable_memory_gb": "Addressable memory", "memory_type": "Memory type",
-    "memory_bandwidth_gbs": "Memory bandwidth", "native_fp8": "Native FP8", "fp8_speedup": "FP8 speed-up over BF16",
-    "native_fp4": "Native FP4", "fp4_formats": "FP4 formats", "interconnect": "Interconnect", "interconnect_gbs": "Interconnect bandwidth",
-    "host_interface": "Host interface", "tdp_w": "Max power", "launch_price_usd": "Launch list price",
-    "cheapest_gpu_hour_usd": "Cheapest cloud offer (USD per GPU-hour)",
-    "vendor": "Vendor", "device_class": "Class", "scope": "Scope", "status": "Status", "announced": "Announced",
-    "available": "Available", "family": "Family", "architecture": "Architecture", "form_factor": "Form factor",
-    "system": "Part of system",
-}
 # Fields whose value is a slug of another table: shown as a link to its row.
 LINKED = {"vendor": "vendors", "interconnect": "interconnects", "host_interface": "interconnects",
           "system": "accelerators"}
@@ -153,9 +141,19 @@ SQL = {
     "articles": """select a.slug, a.label, a.title, a.language, a.site, a.published from article_accelerators aa
                    join articles a on a.slug = aa.article where aa.accelerator = :slug
                    order by a.published is null, a.published desc, a.slug""",
-    "candidates": """select slug, name, family, device_class, memory_gb, memory_bandwidth_gbs from accelerators
-                     where scope = (select scope from accelerators where slug = :slug) and slug <> :slug
-                       and memory_gb > 0 and memory_bandwidth_gbs > 0""",
+    # The peers a reader compares it with first: its own family, then its class, then the others of the
+    # same scope; within each, the closest in memory and bandwidth (log distance: 80 GB vs 96 GB is as near
+    # as 8 GB vs 9.6 GB). Ranked and cut in SQL: a scope can hold thousands of rows.
+    "peers": f"""select o.slug, o.name, o.family, o.device_class, o.memory_gb, o.memory_bandwidth_gbs
+                from accelerators me join accelerators o on o.scope = me.scope and o.slug <> me.slug
+                where me.slug = :slug and me.memory_gb > 0 and me.memory_bandwidth_gbs > 0
+                  and +o.memory_gb > 0 and +o.memory_bandwidth_gbs > 0
+                order by o.family is not me.family or me.family is null, o.device_class is not me.device_class,
+                  ln(1.0 * o.memory_gb / me.memory_gb) * ln(1.0 * o.memory_gb / me.memory_gb)
+                  + ln(1.0 * o.memory_bandwidth_gbs / me.memory_bandwidth_gbs)
+                    * ln(1.0 * o.memory_bandwidth_gbs / me.memory_bandwidth_gbs),
+                  o.slug
+                limit {PEERS}""",
     "release": "select data_release from release",
 }
 
@@ -167,21 +165,6 @@ def read_sheet_rows(conn, slug):
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, r)) for r in cursor]
     return {name: rows(sql) for name, sql in SQL.items()}
-
-
-def nearest_peers(row, candidates, count=PEERS):
-    """The peers a reader compares it with first: its own family, then its class, then the others of the
-    same scope; within each, the closest in memory and bandwidth (log distance: 80 GB vs 96 GB is as
-    near as 8 GB vs 9.6 GB)."""
-    if not row["memory_gb"] or not row["memory_bandwidth_gbs"]:
-        return []
-
-    def rank(other):
-        distance = math.hypot(math.log(other["memory_gb"] / row["memory_gb"]),
-                              math.log(other["memory_bandwidth_gbs"] / row["memory_bandwidth_gbs"]))
-        return (other["family"] != row["family"] or row["family"] is None,
-                other["device_class"] != row["device_class"], distance, other["slug"])
-    return sorted(candidates, key=rank)[:count]
 
 
 def value_cite(site, value, permalink, release, accessed):
@@ -287,7 +270,7 @@ class SheetBuilder:
     def build(self):
         row = self.row
         compute = self.compute()
-        peers = nearest_peers(row, self.data["candidates"])
+        peers = self.data["peers"]
         ids = ",".join([row["slug"], *(p["slug"] for p in peers)])
         return Sheet(
             slug=row["slug"], name=row["name"],

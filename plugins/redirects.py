@@ -115,7 +115,11 @@ def handle_exception(datasette, request, exception):
     async def inner():
         if legacy is not None:
             rows = await rows_named(datasette.get_database(DATABASE), legacy.throughput)
-            return Response.redirect(target(datasette, legacy, rows), status=301) if rows else None
-        matches = await close_matches(datasette, request.path)
-        return await not_found_page(datasette, request, exception, matches) if matches else None
+            if rows:
+                return Response.redirect(target(datasette, legacy, rows), status=301)
+        if request.path.endswith(".json"):
+            return None  # Datasette's JSON error
+        # Every HTML 404 rendered here: Datasette's own error page skips the extra CSS and scripts
+        # (render_async without them), so it would lack the site's styles.
+        return await not_found_page(datasette, request, exception, await close_matches(datasette, request.path))
     return inner

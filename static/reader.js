@@ -1,5 +1,6 @@
 // Reader pages: "cite" buttons copy the citation of a value in one click (text), the panel beside it in the
 // format chosen. Without JavaScript (or clipboard permission) the citation stays readable in the panel's box.
+const COPIED_FOR_MS = 2000;
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("button.copy-cite");
   if (!button) return;
@@ -10,7 +11,14 @@ document.addEventListener("click", async (event) => {
   try {
     await navigator.clipboard.writeText(text);
     button.dataset.copied = "yes";
+    button.dataset.label ??= button.textContent;
     button.textContent = button.classList.contains("cite-one-click") ? "copied" : "Copied " + button.dataset.format;
+    // back to its own label after a moment, ready for the next copy
+    clearTimeout(button.resetTimer);
+    button.resetTimer = setTimeout(() => {
+      button.textContent = button.dataset.label;
+      delete button.dataset.copied;
+    }, COPIED_FOR_MS);
   } catch (error) {
     if (panel) panel.open = true;
     if (box) { box.focus(); box.select(); }
@@ -53,3 +61,33 @@ function nameDashboardControls() {
 }
 nameDashboardControls();
 new MutationObserver(nameDashboardControls).observe(document.body, { childList: true, subtree: true });
+
+// The compare picker: the filter box hides the accelerators whose name, vendor or slug do not hold every word
+// typed (case and accents aside), and empty vendor groups; the count says how many are picked.
+const folded = (text) => text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+function filterPicker(form) {
+  const words = folded(form.querySelector(".compare-filter").value).split(/\s+/).filter(Boolean);
+  for (const fieldset of form.querySelectorAll("fieldset")) {
+    let shown = 0;
+    for (const label of fieldset.querySelectorAll("label[data-filter]")) {
+      const keep = words.every((w) => folded(label.dataset.filter).includes(w));
+      label.hidden = !keep;
+      shown += keep;
+    }
+    fieldset.hidden = shown === 0;
+  }
+  const picked = form.querySelectorAll("input[name=ids]:checked").length;
+  form.querySelector(".compare-pick-count").textContent = `${picked} picked (2 to 8)`;
+}
+document.addEventListener("input", (event) => {
+  const form = event.target.closest("form.compare-pick");
+  if (form) filterPicker(form);
+});
+document.addEventListener("change", (event) => {
+  const form = event.target.closest("form.compare-pick");
+  if (form) filterPicker(form);
+});
+document.addEventListener("DOMContentLoaded", () => {
+  const form = document.querySelector("form.compare-pick");
+  if (form) filterPicker(form);
+});

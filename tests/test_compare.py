@@ -106,7 +106,7 @@ async def test_the_page_draws_a_chart(compare_page, conn, picked):
                            picked).fetchone()[0]
     assert '<figure class="compare-chart">' in compare_page
     if charted:
-        assert "<figcaption><code>memory_gb</code>" in compare_page
+        assert "<figcaption>Memory (GB)</figcaption>" in compare_page
 
 
 async def test_csv_link_gives_the_table_with_database_values(client, compare_page, conn, picked):

@@ -93,9 +93,12 @@ async def test_tag_facet_selection_filters_rows(client, conn):
 async def test_home_page_links_every_entry_point(client):
     html = (await client.get("/")).text
     for href in ("/computekb/accelerators?", "/-/compare", "/-/dashboards/accelerator-landscape",
-                 "/-/dashboards/article-catalog", "/computekb/what-fits", "/computekb/articles",
-                 "/computekb/search-articles", "/computekb/citations"):
+                 "/-/dashboards/article-catalog", "/-/what-fits", "/computekb/articles",
+                 "/-/search", "/computekb/citations"):
         assert f'href="{href}' in html, href
+    # one "What fits" link, to the reader's page (not the raw SQL form of the canned query)
+    content = html[html.index('<section class="content"'):]   # after the menu, which links every reader page
+    assert content.count('href="/-/what-fits"') == 1 and 'href="/computekb/what-fits"' not in content
     for path in ("/-/compare", "/-/dashboards/accelerator-landscape", "/computekb/what-fits",
                  "/computekb/search-articles"):
         assert (await client.get(path)).status_code == 200, path

@@ -100,14 +100,14 @@ async def test_the_footer_names_the_data_release_and_where_numbers_come_from(fix
         footer = page[page.index("<footer"):]
         assert f"<code>{release}</code>" in footer and f"built {built_at}" in footer, path
         assert 'href="/computekb/release"' in footer
-        assert f"Numbers from {full_metadata(METADATA_YML)['source']}" in footer
+        assert f"Sources: {full_metadata(METADATA_YML)['source']}" in footer
         assert "https://creativecommons.org/licenses/by/4.0/" in footer
 
 
 async def test_the_home_page_links_to_the_tables_of_the_database(fixture_client):
     page = (await fixture_client.get("/")).text
-    for link in ("/computekb/accelerators?memory_gb__gte=80", "/computekb/what-fits", "/computekb/articles",
-                 "/computekb/search-articles", "/computekb/citations", "/computekb/sources"):
+    for link in ("/computekb/accelerators?memory_gb__gte=80", "/-/what-fits", "/computekb/articles",
+                 "/-/search", "/computekb/citations", "/computekb/sources"):
         assert f'href="{link}' in page, link
 
 

@@ -5,6 +5,7 @@ Expected values are read from the database or worked by hand here, never from th
 
 import html
 import re
+import sqlite3
 from urllib.parse import quote
 
 import pytest
@@ -13,7 +14,7 @@ import yaml
 from domain.units import typed_spelling
 from plugins.reader_fits import FormError, context_tokens, counts, labelled, memory_split, query_error, ranked
 from plugins.reader_search import CLOSE, OPEN, fts_expression, marked
-from plugins.reader_spec import nearest_peers
+from plugins.reader_spec import SQL as SHEET_SQL
 from serving.paths import METADATA_YML, STATIC_DIR
 
 H200 = "nvidia-h200-sxm"
@@ -50,12 +51,28 @@ def test_an_unreadable_context_is_refused(text):
         context_tokens(text)
 
 
+def peers_of(row, others):
+    """The sheet's peers query on a table of `row` and `others` (one scope)."""
+    conn = sqlite3.connect(":memory:")
+    conn.row_factory = sqlite3.Row
+    conn.execute("create table accelerators (slug, name, family, device_class, scope, memory_gb, memory_bandwidth_gbs)")
+    for r in [row, *others]:
+        conn.execute("insert into accelerators values (:slug, :slug, :family, :device_class, 'device', :memory_gb, "
+                     ":memory_bandwidth_gbs)", r)
+    return [p["slug"] for p in conn.execute(SHEET_SQL["peers"], {"slug": row["slug"]})]
+
+
 def test_nearest_peers_are_the_closest_in_memory_and_bandwidth():
     row = {"slug": "x", "family": "f", "device_class": "gpu", "memory_gb": 80, "memory_bandwidth_gbs": 3000}
     candidates = [{"slug": "far", "family": "f", "device_class": "gpu", "memory_gb": 8, "memory_bandwidth_gbs": 300},
                   {"slug": "near", "family": "f", "device_class": "gpu", "memory_gb": 96, "memory_bandwidth_gbs": 3300},
-                  {"slug": "middle", "family": "f", "device_class": "gpu", "memory_gb": 192, "memory_bandwidth_gbs": 8000}]
-    assert [p["slug"] for p in nearest_peers(row, candidates, count=2)] == ["near", "middle"]
+                  {"slug": "middle", "family": "f", "device_class": "gpu", "memory_gb": 192, "memory_bandwidth_gbs": 8000},
+                  {"slug": "unknown", "family": "f", "device_class": "gpu", "memory_gb": None, "memory_bandwidth_gbs": 3000},
+                  {"slug": "near2", "family": "f", "device_class": "gpu", "memory_gb": 64, "memory_bandwidth_gbs": 2000},
+                  {"slug": "far2", "family": "f", "device_class": "gpu", "memory_gb": 800, "memory_bandwidth_gbs": 20000}]
+    # log distances: near 0.21, near2 0.46, middle 1.31, far2 3.06, far 3.26 (the fifth: four are shown);
+    # unknown has no memory, so no distance
+    assert peers_of(row, candidates) == ["near", "near2", "middle", "far2"]
 
 
 def test_peers_of_the_same_family_then_class_come_before_closer_strangers():
@@ -67,7 +84,7 @@ def test_peers_of_the_same_family_then_class_come_before_closer_strangers():
          "memory_bandwidth_gbs": 8000},
         {"slug": "h100", "family": "Hopper", "device_class": "datacenter-gpu", "memory_gb": 80,
          "memory_bandwidth_gbs": 3350}]
-    assert [p["slug"] for p in nearest_peers(row, candidates)] == ["h100", "cousin", "twin"]
+    assert peers_of(row, candidates) == ["h100", "cousin", "twin"]
 
 
 def test_ranking_puts_native_fits_first_then_the_fastest():
@@ -299,15 +316,36 @@ def chart_encodings(node):
             yield from chart_encodings(value)
 
 
-def test_one_vendor_colour_scale_for_every_vendor_and_chart(conn):
+def vendor_colours(display):
+    """{vendor: colour} of a chart's vendor_colour transform (a vega expression mapping names to colours)."""
+    expression = next(t["calculate"] for t in display["transform"] if t.get("as") == "vendor_colour")
+    return dict(re.findall(r"'([^']+)': '(#[0-9a-f]{6})'", expression))
+
+
+def test_one_vendor_colour_for_every_vendor_and_chart(conn):
     dashboards = yaml.safe_load(METADATA_YML.read_text())["plugins"]["datasette-dashboards"]
-    colours = [e["color"] for e in chart_encodings(dashboards) if "color" in e]
-    by_vendor = [c for c in colours if c["field"] == "vendor"]
-    assert by_vendor and all(c.get("scale") == by_vendor[0]["scale"] for c in by_vendor)
+    charts = [c for d in dashboards.values() for c in d["charts"].values() if "display" in c]
+    coloured = [c for c in charts if any(e.get("color", {}).get("field") == "vendor" for e in chart_encodings(c))]
+    assert len(coloured) >= 10
+    scales = [e["color"]["scale"] for c in coloured for e in chart_encodings(c) if e.get("color", {}).get("field") == "vendor"]
+    # the range is each row's own colour: the legend lists the vendors drawn, each in its one colour
+    assert all(scale == {"range": {"field": "vendor_colour"}} for scale in scales)
+    maps = [vendor_colours(c["display"]) for c in coloured]
+    assert all(m == maps[0] for m in maps)
     names = {r[0] for r in conn.execute("select name from vendors")}
-    assert set(by_vendor[0]["scale"]["domain"]) == names
-    assert len(set(by_vendor[0]["scale"]["range"])) == len(by_vendor[0]["scale"]["domain"])
+    assert set(maps[0]) == names
+    assert len(set(maps[0].values())) == len(names)
+    colours = [e["color"] for e in chart_encodings(dashboards) if "color" in e]
     assert not [c for c in colours if c["field"] == "precision"], "precision is not a colour"
+
+
+def test_dashboard_axis_titles_are_whole():
+    """A comma in an unquoted YAML flow mapping cuts a title ("Memory (GB"): every title closes its brackets."""
+    dashboards = yaml.safe_load(METADATA_YML.read_text())["plugins"]["datasette-dashboards"]
+    titles = [e[channel]["title"] for e in chart_encodings(dashboards) for channel in ("x", "y")
+              if isinstance(e.get(channel), dict) and e[channel].get("title")]
+    assert "Memory (GB, log scale)" in titles
+    assert [t for t in titles if t.count("(") != t.count(")")] == []
 
 
 # What fits, readable
@@ -404,3 +442,15 @@ async def test_the_form_submits_on_its_button_and_the_formulas_are_a_link(client
     formulas = await client.get("/-/sizing-formulas")
     assert formulas.status_code == 200 and "Speed: a ceiling and an expectation" in formulas.text
     assert "form.submit()" not in (STATIC_DIR / "reader.js").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("described, expected", [
+    ('where memory_bandwidth_gbs ≥ 3000.0 and memory_gb ≥ 80 sorted by memory_bandwidth_gbs descending',
+     "where Bandwidth ≥ 3,000 GB/s and Memory ≥ 80 GB sorted by bandwidth, highest first"),
+    ('where launch_price_usd ≤ 2000 and native_fp4 = "yes" sorted by launch_price_usd',
+     "where List price ≤ 2,000 USD and native FP4 sorted by list price, lowest first"),
+    ('where name contains "h2"', 'where accelerator contains "h2"'),
+])
+def test_finder_summaries_name_columns_as_the_page_does(described, expected):
+    from plugins.reader_finder import readable
+    assert readable(described) == expected

@@ -82,3 +82,13 @@ async def test_accents_and_case_give_the_same_articles(fixture_client, q):
     page = (await fixture_client.get(f"/-/search?q={q}&language=fr")).text
     assert 'href="/computekb/articles/acme-x1-revue-fr"' in page
     assert '1 article.' in page
+
+
+@pytest.mark.parametrize("snippet, expected", [
+    ('["Costs fall", "HBM prices', "Costs fall · HBM prices"),
+    ('…"cloud", "costs"]', "…cloud · costs"),
+    ("A plain summary…", "A plain summary…"),
+])
+def test_a_snippet_of_a_list_column_reads_as_text(snippet, expected):
+    from plugins.reader_search import snippet_text
+    assert snippet_text(snippet) == expected
