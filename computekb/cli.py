@@ -21,7 +21,9 @@ from etl.build import (
 )
 from etl.crosscheck import crosscheck, format_crosscheck
 from etl.problems import DataError, printable, report_lines
+from etl.release_diff import format_diff, release_diff
 from etl.report import coverage, format_measured, format_prices, format_report, measured_coverage, price_coverage
+from serving.metadata import DATABASE_FILE
 from serving.paths import DEFAULT_DATA, DEFAULT_DB, ROOT
 from serving.site import DEFAULT_SITE_URL, checked_site_url
 
@@ -54,7 +56,7 @@ def validate(data_dir):
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
               show_default="data/", help="Folder of YAML data files.")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
-              show_default="computekb.db", help="Database to write (replaced only on success).")
+              show_default=DATABASE_FILE, help="Database to write (replaced only on success).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table counts (for CI); problems are still printed.")
 @click.option("--no-cache", is_flag=True, help="Re-read every file instead of reusing the results of unchanged ones.")
 @click.option("--allow-shrink", is_flag=True,
@@ -116,7 +118,7 @@ def cache_ttl_option(**default):
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
               show_default="data/", help="Folder of YAML data files.")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
-              show_default="computekb.db", help="Database to serve.")
+              show_default=DATABASE_FILE, help="Database to serve.")
 @click.option("--site-url", callback=site_url_option,
               help="The site's public URL, used in permalinks and feeds  [default: http://HOST:PORT]")
 @click.option("--no-rebuild", is_flag=True,
@@ -159,7 +161,7 @@ def serve(host, port, data_dir, db_path, site_url, no_rebuild, cache_ttl, cors):
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
               show_default="data/", help="Folder of YAML data files.")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
-              show_default="computekb.db", help="Database to deploy (rebuilt first if the data changed).")
+              show_default=DATABASE_FILE, help="Database to deploy (rebuilt first if the data changed).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=ROOT / "dist",
               show_default="dist/", help="Deployment folder to (re)create.")
 @cache_ttl_option(default=3600, show_default=True)
@@ -181,7 +183,7 @@ def publish(data_dir, db_path, out, cache_ttl, site_url):
 
 @cli.command()
 @click.option("--db", "db_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=DEFAULT_DB,
-              show_default="computekb.db", help="Database to report on.")
+              show_default=DATABASE_FILE, help="Database to report on.")
 @click.option("--crosscheck", "cross", is_flag=True,
               help="Compare with Epoch AI's hardware dataset instead: both values of every matched accelerator "
                    "and field, whether they agree within 3%, and the names not matched.")
@@ -253,3 +255,11 @@ def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via,
                f"{len(names.unmapped)} without an alias in data/aliases/mlperf.yml.")
     for name in names.unmapped:
         click.echo(f"  unmapped: {name}")
+
+
+@cli.command()
+@click.argument("old_db", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("new_db", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+def diff(old_db, new_db):
+    """Values added, changed and removed from OLD_DB's data release to NEW_DB's."""
+    click.echo(format_diff(release_diff(old_db, new_db)), nl=False)

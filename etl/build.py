@@ -40,6 +40,7 @@ from .consistency import unread_file
 from .load import StagingDatabase
 from .problems import DataError, Problem
 from .read import display_path, read_bytes, scan_data
+from .release_diff import changes_path, format_diff, release_diff
 from .transform import cross_file_columns, file_tables
 from .validate import CrossCheck, file_keys, validate_records
 
@@ -260,6 +261,21 @@ def shrinkage(before, after):
             if rows and (after.get(table, 0) == 0 or after.get(table, 0) * 2 < rows)}
 
 
+def write_changes(output, new_db):
+    """Before `new_db` replaces the database at `output`: when their data releases differ, write what
+    changed between them next to it (release_diff.changes_path). The same release rebuilt keeps the list
+    it had; with no database before, there is nothing to compare with. Written in place: a build killed
+    while writing it has not replaced the database, so the next build writes it again."""
+    if not output.exists():
+        return
+    try:
+        diff = release_diff(output, new_db)
+    except sqlite3.Error:  # not a database: nothing to compare with
+        return
+    if diff.old_release != diff.new_release:
+        changes_path(output).write_text(format_diff(diff), encoding="utf-8")
+
+
 def fsync(path):
     with open(path, "rb") as file:
         os.fsync(file.fileno())
@@ -339,6 +355,7 @@ def build_database(data_dir, output, cache=True, workers=None, progress=None, al
             synced.result()
         if not allow_shrink and (losses := shrinkage(current_counts(output), counts)):
             raise ShrinkError(output, losses)
+        write_changes(output, tmp_db)
         os.replace(tmp_db, output)  # the one step that publishes the release
     except (OSError, sqlite3.Error) as error:
         if is_disk_full(error):

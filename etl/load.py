@@ -88,8 +88,7 @@ def index_sql(table, columns):
 
 def indexes_sql():
     """Every index, made once the rows are in: SQLite then builds each by one sort,
-    not row by row (made first, they cost a fifth more at 10,000 and 100,000
-    records, and leave the file 4% larger)."""
+    not row by row (made first, they cost more and leave the file larger)."""
     statements = [index_sql(table.name, index_columns(table, f))
                   for table in TABLES + GENERATED for f in table.columns if is_indexed(table, f)]
     statements += [index_sql(link, COLUMNS[link][1:]) for link in LINKS]
@@ -103,8 +102,7 @@ def index_columns(table, field):
     A facet column's index also holds the table's other facet columns, tag
     arrays last, so that counting a facet on a filtered page (`?language=fr`
     then a count per category, or per topic) reads an index alone: with one
-    column per index SQLite reads every matching row, 50 to 60 ms per facet
-    on 20,000 articles.
+    column per index SQLite reads every matching row for each facet.
     """
     if not is_facet_column(field):
         return [field.name]

@@ -179,8 +179,7 @@ class LineConstructor:
 
     # The composers call these two around every node, for path resolvers
     # (yaml.add_path_resolver), of which none is registered. Builtins that take
-    # the same arguments and do nothing spare two Python calls per node, about
-    # 6% of reading a file (docs/BENCHMARKS.md).
+    # the same arguments and do nothing spare two Python calls per node.
     descend_resolver = operator.is_  # (parent node, index)
     ascend_resolver = tuple          # ()
 

@@ -123,8 +123,8 @@ def validator_for(table_name):
 
     A pydantic-core validator built from the table's field definitions: the
     checks and messages of a pydantic model with these fields and no extra
-    field allowed, without building a model class, which takes pydantic about
-    2 ms per table in every process that validates.
+    field allowed, without building a model class, which pydantic would do
+    per table in every process that validates.
     """
     table = TABLES_BY_NAME[table_name]
     fields = {field.name: core_schema.typed_dict_field(_field_schema(field)) if field.required

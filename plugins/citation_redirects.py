@@ -13,8 +13,8 @@ from datasette.utils import tilde_decode, tilde_encode
 from datasette.utils.asgi import Response
 
 from domain.schema import SUFFIXED_FIELDS, dashed
+from serving.metadata import DATABASE
 
-DATABASE = "computekb"
 CITATION_PAGE = re.compile(rf"^/{DATABASE}/citations/(?P<slug>[a-z0-9-]+)(?P<format>\.\w+)?$")
 
 

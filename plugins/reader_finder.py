@@ -24,8 +24,8 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 
 from domain.schema import TABLES_BY_NAME
+from serving.metadata import DATABASE
 
-DATABASE = "computekb"
 PATH = "/-/accelerators"
 
 # (column, header): the columns a reader filters and compares on, in reading order.

@@ -21,8 +21,8 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 
 from domain import runtimes
+from serving.metadata import DATABASE
 
-DATABASE = "computekb"
 PATH = "/-/what-fits"
 CONTEXT_PRESETS = (("4k", 4096), ("8k", 8192), ("32k", 32768), ("128k", 131072), ("1M", 1048576))
 BATCH_DEFAULT = "1"

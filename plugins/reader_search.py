@@ -20,9 +20,9 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
+from serving.metadata import DATABASE
 from serving.query_args import search_problem
 
-DATABASE = "computekb"
 PATH = "/-/search"
 LIMIT = 50
 FILTERS = ("language", "site", "category", "topic")

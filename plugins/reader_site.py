@@ -20,7 +20,8 @@ import re
 
 from datasette import hookimpl
 
-DATABASE = "computekb"
+from serving.metadata import DATABASE
+
 CSV_PATH = re.compile(rf"^/{DATABASE}/([^/]+)\.csv$")
 SAFE = re.compile(r"[^a-z0-9-]+")
 READER_PAGES = (("/-/accelerators", "Find an accelerator"), ("/-/what-fits", "What fits this model?"),

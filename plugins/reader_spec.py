@@ -19,9 +19,9 @@ from domain.schema import AUTHORED
 from domain.units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 from serving.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
 from serving.labels import IDENTITY, LABELS
+from serving.metadata import DATABASE
 from serving.site import site_title, site_url
 
-DATABASE = "computekb"
 FIELDS = {f.name: f for f in AUTHORED["accelerators"].columns}
 # Made by the build from the sheet's cited rows (format support, throughput, citations): no source of their own.
 DERIVED = {f.name for f in AUTHORED["accelerators"].derived}

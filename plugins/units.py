@@ -47,7 +47,7 @@ def with_unit(value: float, unit: str) -> Markup:
     return Markup(f"{quantity:~P}".replace(" ", "&nbsp;"))
 
 
-# A column's values repeat (80 GB, 700 W) and pint takes about 0.3 ms a value.
+# A column's values repeat (80 GB, 700 W) and pint is slow to format each one.
 # typed: pint shows 24 as "24 GB" and 24.0 as "24.0 GB".
 remembered_with_unit = lru_cache(maxsize=16384, typed=True)(with_unit)
 

@@ -1,8 +1,8 @@
 """Where the project's files are: one home for the paths every command and the server use.
 
 Kept apart from `serve.py` so that `validate` and `build` know their defaults
-without importing Datasette's application and uvicorn, which would add about
-0.4 s to every command.
+without importing Datasette's application and uvicorn, which would slow every
+command down.
 """
 
 from pathlib import Path

@@ -9,7 +9,7 @@ docs/BENCHMARKS.md.
   page filters only on equal values of other facet columns, the tag columns
   of a page counted at the same time, and a facet asked for twice counted once.
 - plugins/units.py: the display of a value with a unit remembered per value
-  and unit (pint takes about 0.3 ms a cell).
+  and unit (pint is slow to format a value).
 
 Here rather than in plugins/, as Datasette loads each plugin file on its own.
 """

@@ -69,6 +69,7 @@ def test_every_value_of_a_matched_accelerator_is_compared_within_three_percent(c
         Comparison("Acme X2", "acme-x2", "memory", 150.0, 144.0, "explained", "dataset"),  # 6 / 150 = 4%
         Comparison("Acme X2", "acme-x2", "bandwidth", 3350.0, 3350.0, "agree"),
         Comparison("Acme X2", "acme-x2", "tdp", 1300.0, 1200.0, "unexplained"),   # 100 / 1300 = 7.7%
+        Comparison("Acme X2", "acme-x2", "fp8", None, 1000.0, "knowledge-base-only"),  # its dense FP8 matrix figure
         Comparison("Beta B1", "beta-b1", "memory", 24.0, 24.0, "agree"),
         Comparison("Beta B1", "beta-b1", "bandwidth", 900.0, 900.0, "agree"),
         Comparison("Beta B1", "beta-b1", "tdp", None, 350.0, "knowledge-base-only"),
@@ -83,7 +84,7 @@ def test_names_not_matched_are_listed_and_stale_notes_found(checked):
     assert result.none == ["Acme Q1"]
     assert result.stale == [("beta-b1", "memory")]
     assert summary(result) == {"matched accelerators": 3, "agree": 6, "explained": 1, "unexplained": 1,
-                               "dataset-only": 1, "knowledge-base-only": 3, "stale notes": 1,
+                               "dataset-only": 1, "knowledge-base-only": 4, "stale notes": 1,
                                "unmatched names": 1, "names meaning none": 1}
 
 
