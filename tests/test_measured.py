@@ -193,7 +193,7 @@ async def test_spec_sheet_measured_section(fixture_client):
 
 async def test_compare_measured_rows_like_with_like(fixture_client):
     page = (await fixture_client.get("/-/compare?ids=acme-x1,beta-b1")).text
-    section = page[page.index('id="measured"'):page.index("<h2>Chart</h2>")]
+    section = page[page.index('id="measured"'):page.index("<h2>Charts</h2>")]
     # one row both have: tiny-dense 99% Offline v1.0 (acme-x1's best 120,000; beta-b1's 300)
     assert re.findall(r'<tr data-measure="([^"]+)"', section) == ["tiny-dense (99%) Offline, v1.0"]
     assert ">120,000</a>" in section and ">300</a>" in section
