@@ -728,7 +728,7 @@ def dashed(name):
 # accelerators-acme-z-addressable-memory-gb. A field whose dashed name ends with
 # another field's takes two hyphens, which no slug contains, so no two (table,
 # row, field) share a slug; every other citation keeps the slug it was
-# published with (plugins/citation_redirects.py redirects the old form).
+# published with (plugins/redirects.py redirects the old form).
 SUFFIXED_FIELDS = {t.name: frozenset(f.name for f in t.fields
                                      if any(dashed(f.name).endswith("-" + dashed(g.name)) for g in t.fields))
                    for t in TABLES}

@@ -5,7 +5,10 @@ A throughput row was `accelerator-precision-sparsity`; it is now
 precision are two rows. A row page or citation page asked for by its former
 slug, and not found, redirects (301) to the row it named; where that slug now
 names two rows (both engines are stated), to the list of those rows, never to
-one of them chosen for the reader. Any other row address that names no row
+one of them chosen for the reader. A citation published before a slug rule
+changed (a field whose name ends with another field's name now has two
+hyphens before it, domain/schema.py `citation_slug`) redirects to the slug it
+has now, unless another citation has that slug. Any other row address that names no row
 gets its 404 page with the closest slugs of that table as links, so
 `/computekb/accelerators/nvidia-h200` offers the H200 SXM and H200 NVL spec
 sheets. Only pages that are not found are looked up, so every other page
@@ -17,16 +20,17 @@ import urllib.parse
 from typing import NamedTuple
 
 from datasette import hookimpl
-from datasette.utils import tilde_encode
+from datasette.utils import tilde_decode, tilde_encode
 from datasette.utils.asgi import NotFound, Response
 from rapidfuzz import fuzz, process
 
-from domain.schema import COLUMNS
+from domain.schema import COLUMNS, SUFFIXED_FIELDS, dashed
 from serving.metadata import DATABASE
 
 LEGACY = re.compile(rf"^/{DATABASE}/(throughput|citations)/([a-z0-9-]+)(\.\w+)?$")
 CITATION = re.compile(r"^throughput-(.+)-tflops$")  # a throughput citation's slug: table, row, field
 ROW = re.compile(rf"^/{DATABASE}/([a-z_]+)/([^/.]+)$")
+CITATION_PAGE = re.compile(rf"^/{DATABASE}/citations/(?P<slug>[a-z0-9-]+)(?P<format>\.\w+)?$")
 CLOSE_MATCHES, CLOSE_SCORE = 5, 70
 SLUGS_READ = 20_000  # a 404 reads a bounded number of slugs, whatever the table's size
 
@@ -94,11 +98,35 @@ def closest(wanted, slugs, limit=CLOSE_MATCHES):
 async def close_matches(datasette, path):
     """Rows of the table a row address names whose slugs are closest to the one asked for."""
     match = ROW.match(path)
-    if not match or match.group(1) == "citations" or "slug" not in COLUMNS.get(match.group(1), ()):
-        return []  # a former citation slug is plugins/citation_redirects.py's: its redirect must win
+    if not match or "slug" not in COLUMNS.get(match.group(1), ()):
+        return []
     table, wanted = match.group(1), urllib.parse.unquote(match.group(2))
     rows = await datasette.get_database(DATABASE).execute(f"select slug from {table} limit {SLUGS_READ}")
     return [CloseMatch(slug, datasette.urls.row(DATABASE, table, slug)) for slug in closest(wanted, [r[0] for r in rows])]
+
+
+def renamed_slugs(slug):
+    """The current slugs a former citation slug may stand for."""
+    for table, fields in SUFFIXED_FIELDS.items():
+        for field in fields:
+            prefix, suffix = f"{dashed(table)}-", f"-{dashed(field)}"
+            if slug.startswith(prefix) and slug.endswith(suffix) and len(slug) > len(prefix) + len(suffix):
+                yield slug[: -len(suffix)] + "-" + suffix
+
+
+async def renamed_citation(datasette, request):
+    """The redirect of a former citation slug to its current one, or None."""
+    match = CITATION_PAGE.match(request.path)
+    candidates = list(renamed_slugs(tilde_decode(match["slug"]))) if match else []
+    if not candidates:
+        return None
+    placeholders = ", ".join("?" * len(candidates))
+    found = (await datasette.get_database(DATABASE).execute(
+        f"SELECT slug FROM citations WHERE slug IN ({placeholders})", candidates)).first()
+    if found is None:
+        return None
+    target = datasette.urls.row(DATABASE, "citations", tilde_encode(found["slug"])) + (match["format"] or "")
+    return Response.redirect(target + (f"?{request.query_string}" if request.query_string else ""), status=301)
 
 
 async def not_found_page(datasette, request, exception, matches):
@@ -117,6 +145,8 @@ def handle_exception(datasette, request, exception):
             rows = await rows_named(datasette.get_database(DATABASE), legacy.throughput)
             if rows:
                 return Response.redirect(target(datasette, legacy, rows), status=301)
+        if redirect := await renamed_citation(datasette, request):
+            return redirect
         if request.path.endswith(".json"):
             return None  # Datasette's JSON error
         # Every HTML 404 rendered here: Datasette's own error page skips the extra CSS and scripts
