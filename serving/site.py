@@ -8,6 +8,7 @@ that page to everyone. The URL is configured instead: the `site_url` option of
 """
 
 import functools
+import importlib.metadata
 import urllib.parse
 
 import yaml
@@ -17,6 +18,16 @@ from .paths import METADATA_YML
 
 PLUGIN = "computekb"                         # metadata: plugins: computekb: site_url: ...
 DEFAULT_SITE_URL = "http://127.0.0.1:8001"   # where `computekb serve` listens by default
+DATASETTE_MAJOR = int(importlib.metadata.version("datasette").split(".")[0])  # 0 or 1: the pages below differ
+
+
+def query_path(fmt=None):
+    """The path of the page that runs a query of the client's own (`?sql=`) in format `fmt` (json, csv...).
+
+    Datasette 0.65 runs it on the database page (`/computekb.json?sql=`); 1.0 on
+    `/computekb/-/query.json?sql=`, and its database page redirects there."""
+    page = f"/{DATABASE}/-/query" if DATASETTE_MAJOR >= 1 else f"/{DATABASE}"
+    return page + (f".{fmt}" if fmt else "")
 
 
 def site_url(datasette):

@@ -12,6 +12,8 @@ from collections import Counter
 import pytest
 from datasette_dashboards import replace_opts_in_query
 
+from serving.site import query_path
+
 LANDSCAPE, CATALOG = "accelerator-landscape", "article-catalog"
 
 
@@ -23,7 +25,7 @@ def dashboards(ds):
 async def chart_rows(client, dashboards, dashboard, chart, filters=None):
     filters = filters or {}
     sql = replace_opts_in_query(dashboards[dashboard]["charts"][chart]["query"], filters)
-    response = await client.get("/computekb.json", params={"sql": sql, **filters, "_shape": "objects"})
+    response = await client.get(query_path("json"), params={"sql": sql, **filters, "_shape": "objects"})
     assert response.status_code == 200, response.text
     return response.json()["rows"]
 

@@ -15,6 +15,7 @@ from datasette.plugins import pm
 from datasette.utils.asgi import Response
 
 from serving.serve import make_datasette
+from serving.site import query_path
 
 from conftest import assert_refused
 
@@ -66,7 +67,7 @@ async def test_database_is_immutable_and_refuses_writes(client, db_path):
     for sql in ("insert into vendors (slug, name) values ('x', 'x')", "delete from accelerators",
                 "drop table accelerators", "update accelerators set name = 'x'",
                 "attach database ':memory:' as other", "pragma writable_schema = 1"):
-        response = await client.get("/computekb.json", params={"sql": sql})
+        response = await client.get(query_path("json"), params={"sql": sql})
         assert 400 <= response.status_code < 500, sql
     await client.post("/computekb", data={"sql": "delete from accelerators"})
     assert digest(db_path) == before
@@ -77,11 +78,11 @@ async def test_sql_time_and_row_limits_are_enforced(client):
     assert 0 < settings["sql_time_limit_ms"] <= 5000
     assert 0 < settings["max_returned_rows"] <= 5000
     endless = "with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c"
-    response = await client.get("/computekb.json", params={"sql": endless})
+    response = await client.get(query_path("json"), params={"sql": endless})
     assert response.status_code == 400 and response.json()["title"] == "SQL Interrupted"
     limit = settings["max_returned_rows"] * 3
     many = f"with recursive c(x) as (select 1 union all select x + 1 from c limit {limit}) select x from c"
-    result = (await client.get("/computekb.json", params={"sql": many})).json()
+    result = (await client.get(query_path("json"), params={"sql": many})).json()
     assert result["truncated"] and len(result["rows"]) == settings["max_returned_rows"]
 
 
@@ -96,7 +97,7 @@ def assert_security_headers(headers):
 
 async def test_html_pages_carry_security_headers(client, conn):
     (slug,) = conn.execute("select slug from accelerators order by slug limit 1").fetchone()
-    for path in ("/", "/computekb", TABLE, f"{TABLE}/{slug}", "/computekb?sql=select+1", "/no-such-page",
+    for path in ("/", "/computekb", TABLE, f"{TABLE}/{slug}", query_path() + "?sql=select+1", "/no-such-page",
                  f"{TABLE}?memory_gb__gt=abc", "/-/dashboards"):
         response = await client.get(path)
         assert response.headers["content-type"].startswith("text/html"), path

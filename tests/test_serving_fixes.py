@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 import pytest
 
 from serving.serve import make_datasette
+from serving.site import query_path
 
 
 @pytest.mark.parametrize("query", ["_where=1", "sql=1", "_stream=1"])
@@ -70,7 +71,7 @@ def csv_rows(text):
 async def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(fixture_client):
     sql = ("select '=1+2' as \"=head\", '-5' as minus_five, '@SUM(A1)' as at, '+cmd' as plus, '-x' as minus, "
            "'ok' as plain, 'a,\"b\"' || char(10) || '=c' as quoted, 2.5 as number")
-    response = await fixture_client.get("/computekb.csv?" + urlencode({"sql": sql}))
+    response = await fixture_client.get(query_path("csv") + "?" + urlencode({"sql": sql}))
     assert response.status_code == 200
     assert csv_rows(response.text) == [
         ["'=head", "minus_five", "at", "plus", "minus", "plain", "quoted", "number"],
