@@ -1,4 +1,5 @@
-"""What every template is given: the name of the knowledge base's database, and links to the page itself.
+"""What every template is given: the name of the knowledge base's database, the site's metadata
+(`kb_metadata`: license and source for the footer), and links to the page itself.
 
 Templates link to its tables (`urls.table(kb_database, "accelerators")`); the
 name is the one constant of serving/metadata.py, so templates never spell it.
@@ -12,6 +13,7 @@ import urllib.parse
 from datasette import hookimpl
 
 from serving.metadata import DATABASE
+from serving.site import site_metadata_keys
 
 
 def page_with(datasette, request, changes):
@@ -25,5 +27,5 @@ def page_with(datasette, request, changes):
 
 @hookimpl
 def extra_template_vars(datasette, request):
-    return {"kb_database": DATABASE,
+    return {"kb_database": DATABASE, "kb_metadata": site_metadata_keys(),
             "page_with": (lambda changes: page_with(datasette, request, changes)) if request else None}

@@ -36,12 +36,17 @@ def site_url(datasette):
 
 
 @functools.cache
-def site_title():
-    """The site's name in citations (`title` of metadata.yml), read from the project's metadata once.
+def site_metadata_keys():
+    """The top-level keys of metadata.yml (title, license, source...), read from the project's metadata once.
 
     Not asked of Datasette: the server is always given this file, and Datasette
-    1.0 no longer has 0.65's `metadata()` lookup."""
-    return yaml.safe_load(METADATA_YML.read_text(encoding="utf-8")).get("title") or DATABASE
+    1.0 has neither 0.65's `metadata()` lookup nor the `metadata` of its templates."""
+    return yaml.safe_load(METADATA_YML.read_text(encoding="utf-8"))
+
+
+def site_title():
+    """The site's name in citations (`title` of metadata.yml)."""
+    return site_metadata_keys().get("title") or DATABASE
 
 
 def checked_site_url(url):

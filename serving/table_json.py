@@ -19,3 +19,4 @@ def facet_results(data: dict) -> dict:
     """The facets of the page, by column: each `{"results": [{"value", "label", "count", ...}], "truncated", ...}`."""
     facets = data.get("facet_results") or {}
     return facets["results"] if isinstance(facets.get("results"), dict) else facets
+EXTRAS_QUERY = "&".join(f"{key}={value}" for key, value in EXTRAS)  # the same, for a URL written out
