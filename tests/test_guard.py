@@ -15,7 +15,7 @@ from datasette.plugins import pm
 from datasette.utils.asgi import Response
 
 from serving.serve import make_datasette
-from serving.site import query_path
+from serving.site import DATASETTE_MAJOR, query_path
 
 from conftest import assert_refused
 
@@ -79,7 +79,9 @@ async def test_sql_time_and_row_limits_are_enforced(client):
     assert 0 < settings["max_returned_rows"] <= 5000
     endless = "with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c"
     response = await client.get(query_path("json"), params={"sql": endless})
-    assert response.status_code == 400 and response.json()["title"] == "SQL Interrupted"
+    # 0.65 titles the error "SQL Interrupted"; 1.0 gives no title and says the query took too long
+    assert response.status_code == 400 and ("SQL Interrupted" == response.json().get("title")
+                                            or "took too long" in response.json()["error"])
     limit = settings["max_returned_rows"] * 3
     many = f"with recursive c(x) as (select 1 union all select x + 1 from c limit {limit}) select x from c"
     result = (await client.get(query_path("json"), params={"sql": many})).json()
@@ -179,13 +181,18 @@ async def test_server_bugs_stay_500_and_query_errors_become_400(broken_client, c
 
 
 async def test_row_url_with_too_few_keys_is_404(client, conn):
-    """Datasette 0.65 answered 500 for a one-key URL on a two-column primary key."""
+    """Datasette 0.65 answered 500 for a one-key URL on a two-column primary key; the guard makes it a 404.
+    1.0 refuses it itself: a 4xx with a message too."""
     tables = [name for (name,) in conn.execute("select name from sqlite_master where type = 'table'")]
     compound = [t for t in tables if sum(1 for row in conn.execute(f"pragma table_info([{t}])") if row[5]) == 2]
     assert compound
     for table in compound:
         response = await client.get(f"/computekb/{table}/1.json")
-        assert response.status_code == 404 and "comma-separated" in response.json()["error"]
+        error = response.json()["error"]
+        if DATASETTE_MAJOR >= 1:  # a 400 naming the mismatch, a 403 for a full-text index's own tables
+            assert response.status_code in (400, 403) and error, table
+        else:
+            assert response.status_code == 404 and "comma-separated" in error, table
 
 
 async def test_the_page_is_not_rendered_again_for_each_bad_query_string(broken_client):

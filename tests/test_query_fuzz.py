@@ -122,7 +122,9 @@ async def parameter_problems(client, name, pairs):
     """What is wrong with the answers to one set of parameters, in JSON, HTML and CSV."""
     url = f"/computekb/{name}?{urllib.parse.urlencode(pairs)}"
     path, query = url.split("?", 1)
-    json, html, csv = [await client.get(f"{path}{ext}?{query}") for ext in (".json", "", ".csv")]
+    # 1.0 lists the columns in JSON only when asked (`_extra=columns`); 0.65 ignores the argument
+    json, html, csv = [await client.get(f"{path}{ext}?{query}{extra}")
+                       for ext, extra in ((".json", "&_extra=columns"), ("", ""), (".csv", ""))]
     statuses = [r.status_code for r in (json, html, csv)]
     if statuses not in ([200] * 3, [400] * 3):
         return [f"{statuses} {url}"]
