@@ -24,6 +24,14 @@ CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
 
 
+# datasette-dashboards 0.8, its newest release, checks permissions with Datasette.permission_allowed, which
+# Datasette 1.0 removed (https://github.com/simonw/datasette/issues/2528; a shim for plugins is proposed in
+# https://github.com/simonw/datasette/pull/2656): there every dashboard page answers 500. Strict, so that a
+# release that works shows as a test to unmark.
+DASHBOARD_PAGES_FAIL_ON_1 = pytest.mark.xfail(
+    DATASETTE_MAJOR >= 1, strict=True,
+    reason="datasette-dashboards 0.8 calls Datasette.permission_allowed, removed in Datasette 1.0 (simonw/datasette#2528)")
+
 # Datasette 1.0's query page shows the error of a query of the client's own beside its editor, with a 200
 # (its JSON is a 400); 0.65 answers that page with a 400 too.
 QUERY_ERROR_PAGE_STATUS = 200 if DATASETTE_MAJOR >= 1 else 400

@@ -6,6 +6,8 @@ import pytest
 from domain.schema import TABLES
 from serving.table_json import EXTRAS_QUERY, facet_results
 
+from conftest import DASHBOARD_PAGES_FAIL_ON_1
+
 
 @pytest.mark.parametrize("path", ["/", "/computekb", "/computekb/accelerators", "/computekb/articles",
                                   "/computekb/citations", "/computekb/release"])
@@ -91,6 +93,7 @@ async def test_tag_facet_selection_filters_rows(client, conn):
     assert len(rows) == count
 
 
+@DASHBOARD_PAGES_FAIL_ON_1
 async def test_home_page_links_every_entry_point(client):
     html = (await client.get("/")).text
     for href in ("/computekb/accelerators?", "/-/compare", "/-/dashboards/accelerator-landscape",

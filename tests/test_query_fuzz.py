@@ -22,6 +22,8 @@ from datasette.filters import Filters
 from serving.metadata import full_metadata
 from serving.paths import METADATA_YML
 
+from conftest import DASHBOARD_PAGES_FAIL_ON_1
+
 # Datasette turns on sqlite callback tracebacks: each refused parameter is also
 # reported to sys.unraisablehook (the server log), which pytest would warn about.
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
@@ -152,6 +154,7 @@ async def test_canned_query_parameters(client, conn):
     assert problems == []
 
 
+@DASHBOARD_PAGES_FAIL_ON_1
 async def test_custom_pages_and_dashboards(client, conn):
     rng = random.Random(SEED)
     slugs = [slug for (slug,) in conn.execute("select slug from accelerators")]

@@ -15,6 +15,8 @@ from serving.headers import SECURITY_HEADERS
 from serving.serve import SETTINGS, make_datasette
 from serving.site import query_path
 
+from conftest import DASHBOARD_PAGES_FAIL_ON_1
+
 # Computes until sql_time_limit_ms stops it: holds its slot (and one SQL thread) for the whole limit
 # (`%2B` is a plus sign: a bare `+` in a query string is a space).
 SLOW = query_path("json") + "?sql=with recursive c(x) as (select 1 union all select x %2B 1 from c) select count(*) from c"
@@ -69,6 +71,7 @@ async def chart_urls(client, dashboard, filters):
 
 
 @pytest.mark.parametrize("filters", [{"fp4": "yes"}, {"vendor": "acme", "min_memory": "80"}, {"scope": "device"}])
+@DASHBOARD_PAGES_FAIL_ON_1
 async def test_a_dashboard_charts_own_query_is_not_capped(datasette, fixture_client, filters):
     urls = await chart_urls(fixture_client, "accelerator-landscape", filters)
     assert urls and not [url for url in urls if is_expensive(datasette, Request.fake(url))]
