@@ -24,6 +24,11 @@ CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
 
 
+def databases_listed(answer):
+    """The databases of `/-/databases.json`: 0.65 answers the list, 1.0 `{"ok": true, "databases": [...]}`."""
+    return answer["databases"] if isinstance(answer, dict) else answer
+
+
 # datasette-dashboards 0.8, its newest release, checks permissions with Datasette.permission_allowed, which
 # Datasette 1.0 removed (https://github.com/simonw/datasette/issues/2528; a shim for plugins is proposed in
 # https://github.com/simonw/datasette/pull/2656): there every dashboard page answers 500. Strict, so that a

@@ -17,7 +17,7 @@ from datasette.utils.asgi import Response
 from serving.serve import make_datasette
 from serving.site import DATASETTE_MAJOR, query_path
 
-from conftest import assert_refused
+from conftest import assert_refused, databases_listed
 
 TABLE = "/computekb/accelerators"
 
@@ -38,7 +38,13 @@ TABLE = "/computekb/accelerators"
     ("_timelimit=abc", "_timelimit"),
 ])
 async def test_bad_query_string_gets_400_with_a_message(client, query, names):
+    if DATASETTE_MAJOR >= 1 and query in SQLITE_ERROR_ON_1:
+        names = "check their names and values"  # the guard's general message: it never shows another error's text
     await assert_refused(client, TABLE, query, names, names)
+
+
+# Datasette 1.0 lets sqlite's own error for these escape (a 500 the guard turns into a 400); 0.65 words its own message.
+SQLITE_ERROR_ON_1 = {"_facet=no_such_column", "_facet_array=vendor"}
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE"])
@@ -62,7 +68,7 @@ def digest(path):
 
 async def test_database_is_immutable_and_refuses_writes(client, db_path):
     before = digest(db_path)
-    databases = (await client.get("/-/databases.json")).json()
+    databases = databases_listed((await client.get("/-/databases.json")).json())
     assert [d["is_mutable"] for d in databases if d["name"] == "computekb"] == [False]
     for sql in ("insert into vendors (slug, name) values ('x', 'x')", "delete from accelerators",
                 "drop table accelerators", "update accelerators set name = 'x'",
@@ -108,7 +114,7 @@ async def test_html_pages_carry_security_headers(client, conn):
 
 def test_served_database_is_immutable_limited_and_guarded(server):
     """`computekb serve` (the command line, not make_datasette) applies the same."""
-    databases = httpx.get(f"{server}/-/databases.json").json()
+    databases = databases_listed(httpx.get(f"{server}/-/databases.json").json())
     assert [d["is_mutable"] for d in databases if d["name"] == "computekb"] == [False]
     settings = httpx.get(f"{server}/-/settings.json").json()
     assert 0 < settings["sql_time_limit_ms"] <= 5000 and 0 < settings["max_returned_rows"] <= 5000

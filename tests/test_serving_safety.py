@@ -82,7 +82,8 @@ async def test_a_url_at_the_bound_is_answered_with_bounded_headers(client):
     query = "_where=1=1" + "+" * (MAX_TARGET_BYTES - 200)  # `+` is a space
     response = await client.get(f"/computekb/accelerators?{query}")
     assert response.status_code == 200
-    assert all(len(value) <= MAX_TARGET_BYTES + 200 for value in response.headers.values())
+    # each URL within the bound: 1.0's Link header lists the next page's URL beside the JSON's
+    assert all(len(url) <= MAX_TARGET_BYTES + 200 for value in response.headers.values() for url in value.split(", <"))
 
 
 @pytest.mark.parametrize("name", SERVERS_OWN)
