@@ -21,6 +21,7 @@ from serving.citation_text import shown_title
 from serving.labels import IDENTITY, LABELS
 from serving.measured import compare_rows, read
 from serving.metadata import DATABASE
+from serving.site import query_path
 
 MIN_IDS, MAX_IDS = 2, 8
 MAX_IDS_CHARS = 800            # refused before any work: longer than 8 real slugs can be
@@ -291,10 +292,10 @@ def query_links(datasette, sql, slugs):
     base = {"sql": sql, **params(slugs)}
 
     def url(fmt, extra=None):
-        return datasette.urls.database(DATABASE, format=fmt) + "?" + urllib.parse.urlencode({**base, **(extra or {})})
+        return datasette.urls.path(query_path(fmt)) + "?" + urllib.parse.urlencode({**base, **(extra or {})})
     return {"csv": url("csv"), "markdown": url("copyable", {"_table_format": "github"}),
             "markdown_raw": url("copyable", {"_table_format": "github", "_raw": "1"}),
-            "sql": datasette.urls.database(DATABASE) + "?" + urllib.parse.urlencode(base)}
+            "sql": url(None)}
 
 
 async def comparison(datasette, db, slugs, known):

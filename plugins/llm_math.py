@@ -8,7 +8,7 @@ function raised exception"). The canned queries never let a bad value reach a
 function: a magic parameter (the documented `register_magic_parameters`
 hook), bound before the query runs, checks the request's parameters and
 raises sqlite3.OperationalError with every problem in one message, which
-Datasette shows as the query's error with a 400, the form kept.
+Datasette shows as the query's error, the form kept, with a 400 (asgi_wrapper).
 
 NULL in gives NULL out: a model with an unknown figure yields an unknown
 answer, never a made-up one. GB are decimal (10^9 bytes).
@@ -38,7 +38,7 @@ BLOCK_SCALED = {  # slug: (element bits, block size, scale bits)
     "mxfp8": (8, 32, 8), "mxfp6": (6, 32, 8), "mxfp4": (4, 32, 8), "nvfp4": (4, 16, 8),
 }
 MAX_TP = 8          # the layouts proposed stay within one 8-GPU node for tensor parallelism
-REFUSALS = "computekb.refusals"  # key of the ASGI scope where a CSV request collects refusals
+REFUSALS = "computekb.refusals"  # key of the ASGI scope where a request collects refusals
 
 
 def nullable(fn):
@@ -617,34 +617,38 @@ def register_magic_parameters(datasette):
     return [("checked", checked)]
 
 
-def refusing(send, refusals):
-    """`send` for a CSV response: a refused query gets 400 and the message as
-    plain text instead of the CSV (whatever type `_trace` asked for)."""
+def refusing(send, refusals, as_text):
+    """`send` where a refused query answers 400: with the message as plain text instead of
+    the CSV when `as_text` (whatever type `_trace` asked for), else with Datasette's own body."""
     refused = False
 
     async def send_or_refuse(event):
         nonlocal refused
-        if event["type"] == "http.response.start" and refusals:
+        if event["type"] == "http.response.start" and refusals and as_text:
             refused = True
             headers = [(name, value) for name, value in event.get("headers", [])
                        if name.lower() not in (b"content-type", b"content-length")]
             await send(dict(event, status=400, headers=headers + [(b"content-type", b"text/plain; charset=utf-8")]))
             await send({"type": "http.response.body", "body": (refusals[0] + "\n").encode()})
-        elif not refused:  # the rest of Datasette's (empty) CSV
+        elif event["type"] == "http.response.start" and refusals:
+            await send(dict(event, status=400))
+        elif not refused:  # the rest of Datasette's answer (for CSV, empty)
             await send(event)
     return send_or_refuse
 
 
 @hookimpl
 def asgi_wrapper():
-    """Datasette 0.65 answers the CSV of a failed query with 200 and an empty
-    body; a refused canned query must say what is wrong, in CSV too. The
-    check records its message in a list this wrapper puts in the ASGI scope."""
+    """A refused canned query answers 400 in every format. Datasette 0.65 answers
+    the CSV of a failed query with 200 and an empty body, so the CSV says what is
+    wrong as plain text; Datasette 1.0 shows the error on the HTML page with a
+    200. The check records its message in a list this wrapper puts in the ASGI scope."""
     def wrap(app):
-        async def csv_refusals(scope, receive, send):
-            if scope["type"] != "http" or not scope["path"].endswith(".csv"):
+        async def refusals_400(scope, receive, send):
+            if scope["type"] != "http":
                 return await app(scope, receive, send)
             refusals = []
-            await app(dict(scope, **{REFUSALS: refusals}), receive, refusing(send, refusals))
-        return csv_refusals
+            await app(dict(scope, **{REFUSALS: refusals}), receive,
+                      refusing(send, refusals, as_text=scope["path"].endswith(".csv")))
+        return refusals_400
     return wrap

@@ -25,6 +25,7 @@ from datasette.utils.asgi import Response
 
 from domain.schema import TABLES_BY_NAME
 from serving.metadata import DATABASE
+from serving.table_json import EXTRAS, facet_results, row_count
 
 PATH = "/-/accelerators"
 
@@ -63,7 +64,7 @@ SORTS = (
 SORT_BY = "_sort_by"  # the form's sort field: this page's own argument, turned into Datasette's
 NOTE_CHARACTERS = 70
 # Arguments of the JSON request that the reader's URL does not carry.
-OWN_ARGUMENTS = {"_shape", "_size", "_col", "_nocol", "_facet"}
+OWN_ARGUMENTS = {"_shape", "_size", "_col", "_nocol", "_facet", "_extra"}
 
 
 def datasette_pairs(pairs):
@@ -106,7 +107,7 @@ def reader_pairs(query_string):
 
 def json_path(pairs):
     extra = [("_shape", "objects"), ("_size", "max"), *(("_col", c) for c, _ in COLUMNS), ("_col", "launch_price_derived")]
-    return f"/{DATABASE}/accelerators.json?" + urlencode(pairs + extra)
+    return f"/{DATABASE}/accelerators.json?" + urlencode(pairs + extra + EXTRAS)
 
 
 def here(datasette, query):
@@ -189,10 +190,10 @@ async def finder(request, datasette):
         rows, unpriced = nulls_last(data["rows"], query)
         rows = [{**row, "href": datasette.urls.row(DATABASE, "accelerators", row["slug"])} for row in rows]
         sort = next((sort for sort in SORTS if sort.column in (dict(query).get("_sort"), dict(query).get("_sort_desc"))), None)
-        context.update(rows=rows, count=data["filtered_table_rows_count"], without=unpriced,
+        context.update(rows=rows, count=row_count(data), without=unpriced,
                        sort_label=sort.label.split(",")[0] if sort else None,
                        described=readable(data.get("human_description_en")),
-                       facets=facets(datasette, data.get("facet_results", {})),
+                       facets=facets(datasette, facet_results(data)),
                        compare=datasette.urls.path("/-/compare?ids=" + ",".join(r["slug"] for r in rows[:8])))
     html = await datasette.render_template("reader_finder.html", context, request=request)
     return Response.html(html, status=answer.status_code if context["error"] else 200)

@@ -16,7 +16,6 @@ cannot parse, a request head over the bound) carry them too.
 
 import asyncio
 import contextlib
-import importlib.metadata
 import json
 import os
 import shutil
@@ -37,9 +36,7 @@ from .headers import SECURITY_HEADER_NAMES, SECURITY_HEADERS
 from .inspect_file import inspect_path, write_inspect
 from .metadata import DATABASE, full_metadata, split_configuration
 from .paths import METADATA_YML, PLUGINS_DIR, STATIC_DIR, STATIC_MOUNT, TEMPLATES_DIR
-from .site import DEFAULT_SITE_URL, PLUGIN, site_metadata
-
-DATASETTE_MAJOR = int(importlib.metadata.version("datasette").split(".")[0])  # 1.0 takes a configuration apart
+from .site import DATASETTE_MAJOR, DEFAULT_SITE_URL, PLUGIN, site_metadata
 
 SETTINGS = {
     "sql_time_limit_ms": 1000,      # a runaway query is stopped, not queued

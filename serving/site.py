@@ -8,6 +8,7 @@ that page to everyone. The URL is configured instead: the `site_url` option of
 """
 
 import functools
+import importlib.metadata
 import urllib.parse
 
 import yaml
@@ -17,6 +18,16 @@ from .paths import METADATA_YML
 
 PLUGIN = "computekb"                         # metadata: plugins: computekb: site_url: ...
 DEFAULT_SITE_URL = "http://127.0.0.1:8001"   # where `computekb serve` listens by default
+DATASETTE_MAJOR = int(importlib.metadata.version("datasette").split(".")[0])  # 0 or 1: the pages below differ
+
+
+def query_path(fmt=None):
+    """The path of the page that runs a query of the client's own (`?sql=`) in format `fmt` (json, csv...).
+
+    Datasette 0.65 runs it on the database page (`/computekb.json?sql=`); 1.0 on
+    `/computekb/-/query.json?sql=`, and its database page redirects there."""
+    page = f"/{DATABASE}/-/query" if DATASETTE_MAJOR >= 1 else f"/{DATABASE}"
+    return page + (f".{fmt}" if fmt else "")
 
 
 def site_url(datasette):
@@ -25,12 +36,17 @@ def site_url(datasette):
 
 
 @functools.cache
-def site_title():
-    """The site's name in citations (`title` of metadata.yml), read from the project's metadata once.
+def site_metadata_keys():
+    """The top-level keys of metadata.yml (title, license, source...), read from the project's metadata once.
 
     Not asked of Datasette: the server is always given this file, and Datasette
-    1.0 no longer has 0.65's `metadata()` lookup."""
-    return yaml.safe_load(METADATA_YML.read_text(encoding="utf-8")).get("title") or DATABASE
+    1.0 has neither 0.65's `metadata()` lookup nor the `metadata` of its templates."""
+    return yaml.safe_load(METADATA_YML.read_text(encoding="utf-8"))
+
+
+def site_title():
+    """The site's name in citations (`title` of metadata.yml)."""
+    return site_metadata_keys().get("title") or DATABASE
 
 
 def checked_site_url(url):

@@ -14,6 +14,7 @@ from etl.build import build_database
 from serving.headers import SECURITY_HEADERS
 from serving.paths import ROOT
 from serving.serve import free_port, make_datasette, wait_until_up
+from serving.site import DATASETTE_MAJOR, query_path
 
 DATA = ROOT / "data"
 # A few made-up rows per table, for the tests of how things work: they hold the
@@ -21,6 +22,24 @@ DATA = ROOT / "data"
 FIXTURE_DATA = Path(__file__).parent / "fixture" / "data"
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
+
+
+def databases_listed(answer):
+    """The databases of `/-/databases.json`: 0.65 answers the list, 1.0 `{"ok": true, "databases": [...]}`."""
+    return answer["databases"] if isinstance(answer, dict) else answer
+
+
+# datasette-dashboards 0.8, its newest release, checks permissions with Datasette.permission_allowed, which
+# Datasette 1.0 removed (https://github.com/simonw/datasette/issues/2528; a shim for plugins is proposed in
+# https://github.com/simonw/datasette/pull/2656): there every dashboard page answers 500. Strict, so that a
+# release that works shows as a test to unmark.
+DASHBOARD_PAGES_FAIL_ON_1 = pytest.mark.xfail(
+    DATASETTE_MAJOR >= 1, strict=True,
+    reason="datasette-dashboards 0.8 calls Datasette.permission_allowed, removed in Datasette 1.0 (simonw/datasette#2528)")
+
+# Datasette 1.0's query page shows the error of a query of the client's own beside its editor, with a 200
+# (its JSON is a 400); 0.65 answers that page with a 400 too.
+QUERY_ERROR_PAGE_STATUS = 200 if DATASETTE_MAJOR >= 1 else 400
 
 
 async def assert_refused(client, path, query, in_error, in_page):
@@ -31,7 +50,7 @@ async def assert_refused(client, path, query, in_error, in_page):
     assert response.status_code == 400, response.text
     assert in_error in response.json()["error"]
     page = await client.get(f"{path}?{query}")
-    assert page.status_code == 400, page.text
+    assert page.status_code == (QUERY_ERROR_PAGE_STATUS if path == query_path() else 400), page.text
     assert in_page in page.text
 
 

@@ -12,6 +12,10 @@ from collections import Counter
 import pytest
 from datasette_dashboards import replace_opts_in_query
 
+from serving.site import query_path
+
+from conftest import DASHBOARD_PAGES_FAIL_ON_1
+
 LANDSCAPE, CATALOG = "accelerator-landscape", "article-catalog"
 
 
@@ -23,7 +27,7 @@ def dashboards(ds):
 async def chart_rows(client, dashboards, dashboard, chart, filters=None):
     filters = filters or {}
     sql = replace_opts_in_query(dashboards[dashboard]["charts"][chart]["query"], filters)
-    response = await client.get("/computekb.json", params={"sql": sql, **filters, "_shape": "objects"})
+    response = await client.get(query_path("json"), params={"sql": sql, **filters, "_shape": "objects"})
     assert response.status_code == 200, response.text
     return response.json()["rows"]
 
@@ -35,6 +39,7 @@ def test_both_dashboards_are_configured(dashboards):
         assert placed == set(dashboard["charts"]), "every chart is placed, and only charts"
 
 
+@DASHBOARD_PAGES_FAIL_ON_1
 async def test_dashboard_index_and_pages_answer(client, dashboards):
     index = await client.get("/-/dashboards")
     assert index.status_code == 200
@@ -60,6 +65,7 @@ async def test_every_chart_query_runs_with_and_without_filters(client, conn, das
                 await chart_rows(client, dashboards, slug, chart, filters)
 
 
+@DASHBOARD_PAGES_FAIL_ON_1
 async def test_filter_state_lives_in_the_url(client, conn):
     vendor = conn.execute("SELECT vendor FROM accelerators ORDER BY vendor LIMIT 1").fetchone()[0]
     page = await client.get(f"/-/dashboards/{LANDSCAPE}?vendor={vendor}&min_memory=16")

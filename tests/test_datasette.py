@@ -4,6 +4,9 @@
 import pytest
 
 from domain.schema import TABLES
+from serving.table_json import EXTRAS_QUERY, facet_results
+
+from conftest import DASHBOARD_PAGES_FAIL_ON_1
 
 
 @pytest.mark.parametrize("path", ["/", "/computekb", "/computekb/accelerators", "/computekb/articles",
@@ -42,13 +45,13 @@ async def test_unit_aware_filters(client, conn):
 
 
 async def test_default_facets_are_offered(client):
-    data = (await client.get("/computekb/accelerators.json?_extra=facet_results")).json()
-    facets = set(data["facet_results"])
+    data = (await client.get(f"/computekb/accelerators.json?{EXTRAS_QUERY}")).json()
+    facets = set(facet_results(data))
     assert facets == {"vendor", "device_class", "memory_type", "native_fp8", "native_fp4"}, "the reader's five"
-    other = (await client.get("/computekb/accelerators.json?_extra=facet_results&_facet=status")).json()
-    assert "status" in other["facet_results"], "another facet column is one argument away"
-    data = (await client.get("/computekb/articles.json?_extra=facet_results")).json()
-    assert {"site", "language", "category", "accelerator_tags", "topic_tags"} <= set(data["facet_results"])
+    other = (await client.get(f"/computekb/accelerators.json?{EXTRAS_QUERY}&_facet=status")).json()
+    assert "status" in facet_results(other), "another facet column is one argument away"
+    data = (await client.get(f"/computekb/articles.json?{EXTRAS_QUERY}")).json()
+    assert {"site", "language", "category", "accelerator_tags", "topic_tags"} <= set(facet_results(data))
 
 
 async def test_column_descriptions_come_from_the_schema(client):
@@ -76,8 +79,8 @@ async def test_every_page_shows_the_data_release(client, conn):
 @pytest.mark.parametrize("column, link_table, link_column", [("accelerator_tags", "article_accelerators", "accelerator"),
                                                              ("topic_tags", "article_topics", "topic")])
 async def test_tag_facets_count_the_link_tables(client, conn, column, link_table, link_column):
-    data = (await client.get("/computekb/articles.json?_extra=facet_results&_facet_size=max")).json()
-    counted = {r["value"]: r["count"] for r in data["facet_results"][column]["results"]}
+    data = (await client.get(f"/computekb/articles.json?{EXTRAS_QUERY}&_facet_size=max")).json()
+    counted = {r["value"]: r["count"] for r in facet_results(data)[column]["results"]}
     expected = dict(conn.execute(f"select {link_column}, count(*) from {link_table} group by {link_column}").fetchall())
     assert counted == expected
 
@@ -90,6 +93,7 @@ async def test_tag_facet_selection_filters_rows(client, conn):
     assert len(rows) == count
 
 
+@DASHBOARD_PAGES_FAIL_ON_1
 async def test_home_page_links_every_entry_point(client):
     html = (await client.get("/")).text
     for href in ("/computekb/accelerators?", "/-/compare", "/-/dashboards/accelerator-landscape",

@@ -13,6 +13,7 @@ import pytest
 
 from domain import sizing
 from plugins import llm_math
+from serving.site import query_path
 
 GIB = 2**30
 
@@ -395,7 +396,7 @@ def test_llm_size_answers_a_layout_that_cannot_split_the_heads_with_the_nearest_
 # Through Datasette: the functions are registered on its connections.
 
 async def sql(client, query):
-    return await client.get("/computekb.json?_shape=objects&sql=" + quote(query))
+    return await client.get(query_path("json") + "?_shape=objects&sql=" + quote(query))
 
 
 async def test_functions_answer_through_datasette_sql(client):

@@ -13,6 +13,7 @@ import pytest
 from etl.build import build_database
 from serving.metadata import full_metadata
 from serving.paths import METADATA_YML
+from serving.table_json import EXTRAS_QUERY, facet_results
 from tests.conftest import FIXTURE_DATA
 
 # --- what the build writes ------------------------------------------------------------
@@ -75,16 +76,16 @@ def test_a_rebuild_leaves_the_file_a_reader_has_open_whole(tmp_path):
 ])
 @pytest.mark.parametrize("size, truncated", [(3, True), (4, False), (10, False)])
 async def test_a_tag_facet_is_marked_truncated_when_it_shows_fewer_tags_than_there_are(fixture_client, query, size, truncated):
-    data = (await fixture_client.get(f"/computekb/articles.json?{query}&_facet_size={size}")).json()
-    facet = data["facet_results"]["topic_tags"]
+    data = (await fixture_client.get(f"/computekb/articles.json?{query}&_facet_size={size}&{EXTRAS_QUERY}")).json()
+    facet = facet_results(data)["topic_tags"]
     assert len(facet["results"]) == min(size, 4)
     assert facet["truncated"] is truncated
 
 
 async def test_tag_facet_counts(fixture_client):
     async def counts(query):
-        data = (await fixture_client.get(f"/computekb/articles.json?{query}")).json()
-        return {r["value"]: r["count"] for r in data["facet_results"]["topic_tags"]["results"]}
+        data = (await fixture_client.get(f"/computekb/articles.json?{query}&{EXTRAS_QUERY}")).json()
+        return {r["value"]: r["count"] for r in facet_results(data)["topic_tags"]["results"]}
     assert await counts("") == {"memory": 3, "bandwidth": 2, "power": 2, "cost": 1}
     assert await counts("language=en") == {"memory": 2, "bandwidth": 1, "cost": 1, "power": 1}
     assert await counts("topic_tags__arraycontains=power") == {"memory": 2, "power": 2, "bandwidth": 1, "cost": 1}

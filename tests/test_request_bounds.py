@@ -8,12 +8,13 @@ import pytest
 
 from domain import sizing
 from plugins.limits import MAX_ANSWER_BYTES
+from serving.site import query_path
 
 from conftest import assert_refused
 
 
 def sql(query):
-    return "/computekb.json?" + urlencode({"sql": query, "_shape": "array"})
+    return query_path("json") + "?" + urlencode({"sql": query, "_shape": "array"})
 
 
 @pytest.mark.parametrize(("q", "message"), [
@@ -32,7 +33,7 @@ async def test_the_search_page_takes_a_query_at_its_bounds(fixture_client):
 
 
 async def test_a_value_over_100000_bytes_is_refused(fixture_client):
-    await assert_refused(fixture_client, "/computekb", urlencode({"sql": "select length(zeroblob(100001))"}),
+    await assert_refused(fixture_client, query_path(), urlencode({"sql": "select length(zeroblob(100001))"}),
                          "string or blob too big", "string or blob too big")
 
 
@@ -63,7 +64,7 @@ async def test_string_functions_answer_as_sqlite_does(fixture_client, expression
 
 async def test_replace_refuses_a_result_over_the_length_limit_before_building_it(fixture_client):
     query = "select length(replace(printf('%.*c', 99999, 'a'), 'a', printf('%.*c', 99999, 'a')))"
-    await assert_refused(fixture_client, "/computekb", urlencode({"sql": query}),
+    await assert_refused(fixture_client, query_path(), urlencode({"sql": query}),
                          "user-defined function raised exception", "user-defined function raised exception")
 
 
@@ -72,7 +73,7 @@ async def test_an_answer_over_the_byte_limit_is_refused_naming_it(fixture_client
     query = ("with recursive c(x) as (select 1 union all select x + 1 from c limit 200) "
              "select zeroblob(99999) from c")
     message = f"the answer is over {MAX_ANSWER_BYTES:,} bytes"
-    await assert_refused(fixture_client, "/computekb", urlencode({"sql": query}), message, message)
+    await assert_refused(fixture_client, query_path(), urlencode({"sql": query}), message, message)
 
 
 async def test_an_answer_under_the_byte_limit_is_answered(fixture_client):
@@ -112,7 +113,7 @@ def test_sizing_functions_refuse_bits_out_of_range():
 
 async def test_llm_size_with_absurd_heads_is_a_400_naming_the_range(fixture_client):
     query = llm_size_query({**ARCHITECTURE, "attention_heads": 100_000_000})
-    response = await fixture_client.get("/computekb.json?" + urlencode({"sql": query}))
+    response = await fixture_client.get(query_path("json") + "?" + urlencode({"sql": query}))
     assert response.status_code == 400
 
 

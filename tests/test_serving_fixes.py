@@ -9,6 +9,9 @@ from urllib.parse import urlencode
 import pytest
 
 from serving.serve import make_datasette
+from serving.site import query_path
+
+from conftest import databases_listed
 
 
 @pytest.mark.parametrize("query", ["_where=1", "sql=1", "_stream=1"])
@@ -70,7 +73,7 @@ def csv_rows(text):
 async def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(fixture_client):
     sql = ("select '=1+2' as \"=head\", '-5' as minus_five, '@SUM(A1)' as at, '+cmd' as plus, '-x' as minus, "
            "'ok' as plain, 'a,\"b\"' || char(10) || '=c' as quoted, 2.5 as number")
-    response = await fixture_client.get("/computekb.csv?" + urlencode({"sql": sql}))
+    response = await fixture_client.get(query_path("csv") + "?" + urlencode({"sql": sql}))
     assert response.status_code == 200
     assert csv_rows(response.text) == [
         ["'=head", "minus_five", "at", "plus", "minus", "plain", "quoted", "number"],
@@ -85,6 +88,6 @@ async def test_a_streamed_table_csv_is_neutralised_and_complete(fixture_client):
 
 
 async def test_the_databases_list_names_files_not_where_the_server_keeps_them(fixture_client, fixture_db):
-    listed = (await fixture_client.get("/-/databases.json")).json()
+    listed = databases_listed((await fixture_client.get("/-/databases.json")).json())
     assert [(db["name"], db["path"]) for db in listed if db["path"]] == [("computekb", "computekb.db")]
     assert str(fixture_db.parent) not in (await fixture_client.get("/-/databases")).text

@@ -13,14 +13,17 @@ from datasette.utils.asgi import Request
 from plugins.sql_cap import Cap, cap_of, is_expensive
 from serving.headers import SECURITY_HEADERS
 from serving.serve import SETTINGS, make_datasette
+from serving.site import query_path
+
+from conftest import DASHBOARD_PAGES_FAIL_ON_1
 
 # Computes until sql_time_limit_ms stops it: holds its slot (and one SQL thread) for the whole limit
 # (`%2B` is a plus sign: a bare `+` in a query string is a space).
-SLOW = "/computekb.json?sql=with recursive c(x) as (select 1 union all select x %2B 1 from c) select count(*) from c"
+SLOW = query_path("json") + "?sql=with recursive c(x) as (select 1 union all select x %2B 1 from c) select count(*) from c"
 CAPPED = [
-    "/computekb?sql=select 1",
-    "/computekb.json?sql=select 1",
-    "/computekb.csv?sql=select 1",
+    query_path() + "?sql=select 1",
+    query_path("json") + "?sql=select 1",
+    query_path("csv") + "?sql=select 1",
     "/computekb/accelerators?_where=1=1",
     "/computekb/accelerators.json?_where=1=1",
     "/computekb/accelerators.csv?_stream=on",
@@ -63,11 +66,12 @@ async def chart_urls(client, dashboard, filters):
     page = await client.get(f"/-/dashboards/{dashboard}?" + urlencode(filters))
     assert page.status_code == 200
     charts = [(json.loads(chart), query_string) for chart, query_string in RENDER_CHART.findall(page.text)]
-    return [f"/{chart['db']}.json?sql={quote(chart['query'], safe='')}&{html.unescape(query_string)}&_shape=objects"
+    return [f"{query_path('json')}?sql={quote(chart['query'], safe='')}&{html.unescape(query_string)}&_shape=objects"
             for chart, query_string in charts if "query" in chart]
 
 
 @pytest.mark.parametrize("filters", [{"fp4": "yes"}, {"vendor": "acme", "min_memory": "80"}, {"scope": "device"}])
+@DASHBOARD_PAGES_FAIL_ON_1
 async def test_a_dashboard_charts_own_query_is_not_capped(datasette, fixture_client, filters):
     urls = await chart_urls(fixture_client, "accelerator-landscape", filters)
     assert urls and not [url for url in urls if is_expensive(datasette, Request.fake(url))]
@@ -106,7 +110,7 @@ async def while_slow_runs(client, paths):
     return await asyncio.gather(*asked), await slow
 
 
-@pytest.mark.parametrize("path", ["/computekb.json?sql=select 1", "/computekb/accelerators?_where=1=1",
+@pytest.mark.parametrize("path", [query_path("json") + "?sql=select 1", "/computekb/accelerators?_where=1=1",
                                   "/computekb/accelerators.csv?_stream=on"])
 async def test_a_second_capped_request_gets_a_503_while_one_runs(short_wait, path):
     [busy], slow = await while_slow_runs(short_wait, [path])
@@ -125,5 +129,5 @@ async def test_other_pages_answer_while_a_capped_request_runs(short_wait):
 async def test_a_capped_request_waits_for_a_slot_that_comes_free(fixture_db):
     datasette = make_datasette(fixture_db)  # the default wait: the time limit
     await datasette.invoke_startup()
-    answers = await asyncio.gather(*[datasette.client.get(f"/computekb.json?sql=select {i} as n") for i in range(4)])
+    answers = await asyncio.gather(*[datasette.client.get(f"{query_path('json')}?sql=select {i} as n") for i in range(4)])
     assert [a.status_code for a in answers] == [200] * 4
