@@ -28,7 +28,8 @@ SOURCE_KINDS = ("vendor-datasheet", "vendor-page", "vendor-blog", "spec", "press
 CITATION_KINDS = ("vendor-spec", "third-party", "derived", "measured", "article-claim")
 # Authority of a source, most to least (docs/DATA.md, "Methodology"). No value may
 # cite an aggregator: it may appear in notes only.
-TIERS = ("vendor-primary", "vendor-secondary", "independent-measurement", "third-party", "aggregator")
+TIERS = ("vendor-primary", "vendor-secondary", "vendor-quoted", "independent-measurement", "third-party",
+         "reference-dataset", "aggregator")
 UNCITABLE_TIERS = ("aggregator",)
 DEVICE_CLASSES = ("datacenter-gpu", "workstation-gpu", "consumer-gpu",
                   "unified-memory-system", "edge-module", "tpu-asic", "ai-asic", "npu", "dpu")
@@ -174,9 +175,11 @@ TABLES = (
         Field("kind", "enum", "What kind of page it is.", required=True, choices=SOURCE_KINDS, facet=True),
         Field("tier", "enum", "Authority of the source, most to least: vendor-primary (the maker's datasheet, product "
               "page, white paper, documentation, a model maker's own repository), vendor-secondary (the maker's blog, "
-              "press release, own benchmark submission), independent-measurement, third-party (reseller, press, "
-              "review, encyclopedia reproducing vendor figures), aggregator (databases of other people's numbers: "
-              "never cited for a value).", required=True, choices=TIERS, facet=True),
+              "press release, own benchmark submission), vendor-quoted (a named vendor document read through a page "
+              "that quotes its table, with a second witness that agrees), independent-measurement, third-party "
+              "(press, review, encyclopedia reproducing vendor figures), reference-dataset (Epoch AI's dataset, cited "
+              "as itself where nothing better is readable), aggregator (databases of other people's numbers: never "
+              "cited for a value).", required=True, choices=TIERS, facet=True),
         Field("published", "date", "Publication date stated by the page, if any."),
         Field("retrieved", "date", "Date the page was read for this knowledge base.", required=True),
         Field("article", "ref", "The catalogued article this source is, if any.", ref="articles"),

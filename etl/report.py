@@ -85,8 +85,9 @@ def coverage(conn: sqlite3.Connection) -> list[GroupCoverage]:
     return list(groups.values())
 
 
-TIER_ABBREVIATIONS = {"vendor-primary": "vp", "vendor-secondary": "vs", "independent-measurement": "im",
-                      "third-party": "tp", "aggregator": "ag"}
+TIER_ABBREVIATIONS = {"vendor-primary": "vp", "vendor-secondary": "vs", "vendor-quoted": "vq",
+                      "independent-measurement": "im", "third-party": "tp", "reference-dataset": "rd",
+                      "aggregator": "ag"}
 
 
 def format_cell(group, value):

@@ -32,8 +32,9 @@ DERIVED_LABEL_LENGTH = 90
 
 # How a citation counts when the data does not say: by the authority of its source.
 CITATION_KIND_BY_TIER = {
-    "vendor-primary": "vendor-spec", "vendor-secondary": "vendor-spec",
-    "independent-measurement": "measured", "third-party": "third-party", "aggregator": "third-party",
+    "vendor-primary": "vendor-spec", "vendor-secondary": "vendor-spec", "vendor-quoted": "vendor-spec",
+    "independent-measurement": "measured", "third-party": "third-party", "reference-dataset": "third-party",
+    "aggregator": "third-party",
 }
 # The capability columns derived from format_support and throughput, by precision family.
 CAPABILITY_FAMILIES = {"native_fp8": "fp8", "native_fp4": "fp4"}
