@@ -320,9 +320,20 @@ def throughput_problems(row, written):
                          f"precision, whose throughput is written in {expected}")
 
 
+def price_problems(price, _written):
+    """A price dated by its product's launch names the source of that date; a price dated by its own source
+    names none (the date's source is then the price's)."""
+    if price["date_basis"] == "launch" and not price.get("date_source"):
+        yield "date_source", ("date_basis launch dates the price by the product's launch or announcement: name the "
+                              "source of that date")
+    if price["date_basis"] != "launch" and price.get("date_source"):
+        yield "date_source", (f"date_basis {price['date_basis']}: the price's own source gives the date, so "
+                              "date_source is only for date_basis launch")
+
+
 # Checks of a row's values together: (clean values, values as written) in, (field, message) out.
 ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems, "number_formats": number_format_problems,
-              "sources": source_problems, "throughput": throughput_problems}
+              "sources": source_problems, "throughput": throughput_problems, "prices": price_problems}
 
 
 def citations_of(row, written, cited):
