@@ -43,6 +43,8 @@ REQUIRED = {
     "unit-grammar", "explicit-tags", "numbers-out-of-range", "explicit-slug-same-key", "file-names",
     # Every offer and price says how its date was established.
     "offer-without-date-basis", "price-date-basis",
+    # Comparable rows: the kinds of memory and power agree with the values they describe.
+    "memory-and-power-kinds",
 }
 
 
