@@ -17,6 +17,9 @@ from datasette.utils.asgi import Request
 
 from plugins.site import page_with
 
+# Pages the serving speed-ups change: CI runs these again with the speed-ups off.
+pytestmark = pytest.mark.speedups
+
 TABLE = "/computekb/accelerators"
 
 
