@@ -24,7 +24,7 @@ KINDS = {"slug", "text", "url", "enum", "int", "number", "quantity", "date",
 NUMERIC_KINDS = {"int", "number", "quantity"}
 
 SOURCE_KINDS = ("vendor-datasheet", "vendor-page", "vendor-blog", "spec", "press",
-                "article", "benchmark", "documentation", "paper", "listing", "dataset")
+                "article", "benchmark", "documentation", "paper", "listing")
 CITATION_KINDS = ("vendor-spec", "third-party", "derived", "measured", "article-claim")
 # Authority of a source, most to least (docs/DATA.md, "Methodology"). No value may
 # cite an aggregator: it may appear in notes only.

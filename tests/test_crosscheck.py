@@ -47,7 +47,7 @@ crosscheck_notes:
 # A launch price cited to the dataset itself: it agrees with the dataset by construction, so it is not compared.
 THE_DATASET = """
 sources:
-  - {slug: the-dataset, url: https://example.com/ml-hardware, title: The dataset, publisher: Example, kind: dataset,
+  - {slug: the-dataset, url: https://example.com/ml-hardware, title: The dataset, publisher: Example, kind: benchmark,
      tier: reference-dataset, retrieved: 2026-12-01}
 """
 FROM_THE_DATASET = """
