@@ -30,10 +30,8 @@ from serving.table_json import EXTRAS, facet_results, row_count
 
 PATH = "/-/accelerators"
 
-FACET_TITLES = {"vendor": "Vendor", "device_class": "Class", "memory_type": "Memory type",
-                "native_fp8": "Native FP8", "native_fp4": "Native FP4"}
 # The table's page facets (domain/schema.py), the same on this page and on Datasette's table.
-FACETS = tuple((column, FACET_TITLES[column]) for column in TABLES_BY_NAME["accelerators"].page_facets)
+FACETS = tuple((column, FIELDS[column].shown_label) for column in TABLES_BY_NAME["accelerators"].page_facets)
 
 
 class Sort(NamedTuple):
