@@ -42,6 +42,20 @@ SCOPES = ("device", "chip", "superchip", "module", "system")
 ENGINES = ("matrix", "vector")
 MEMORY_TYPES = ("HBM2", "HBM2E", "HBM3", "HBM3E", "HBM4", "HBM4E", "GDDR6", "GDDR6X", "GDDR7",
                 "LPDDR4X", "LPDDR5", "LPDDR5X", "LPDDR6", "DDR4", "DDR5", "SRAM")
+# What kind of memory a row's capacity and bandwidth are (docs/DATA.md, "Comparable rows"): DRAM stacked
+# beside the die, graphics DRAM on the board, low-power DRAM of its own, memory shared with a CPU in one
+# package or module, standard DDR, or SRAM on the die itself (not comparable with DRAM capacity or bandwidth).
+MEMORY_KINDS = ("hbm", "gddr", "lpddr", "ddr", "unified", "on-chip-sram")
+# The memory kind each memory type implies; LPDDR and DDR may also be `unified` (shared with a CPU).
+MEMORY_KIND_OF_TYPE = {**{t: ("hbm",) for t in MEMORY_TYPES if t.startswith("HBM")},
+                       **{t: ("gddr",) for t in MEMORY_TYPES if t.startswith("GDDR")},
+                       **{t: ("lpddr", "unified") for t in MEMORY_TYPES if t.startswith("LPDDR")},
+                       **{t: ("ddr", "unified") for t in MEMORY_TYPES if t.startswith("DDR")},
+                       "SRAM": ("on-chip-sram",)}
+assert set(MEMORY_KIND_OF_TYPE) == set(MEMORY_TYPES)
+# What the power figure (tdp_w) is, as its source names it: thermal design power, total board power, total
+# graphics power, the highest measured draw, or the ceiling of a configurable range.
+POWER_KINDS = ("tdp", "tbp", "tgp", "measured-max", "configurable-max")
 # How an offer's date was established (cloud_offers.date_basis).
 DATE_BASES = ("observed", "read")
 # The values compared with an outside dataset (etl/crosscheck.py), in report order.
@@ -72,8 +86,8 @@ MAXIMA = {
     "linear_attention_layers": 1e4, "linear_heads": 1e4, "linear_key_heads": 1e4, "linear_key_head_dim": 1e5,
     "linear_value_head_dim": 1e5, "linear_conv_kernel": 1e4, "indexer_heads": 1e4, "indexer_head_dim": 1e5,
     "high_precision_layers": 1e4, "accelerators_per_node": 1e5, "nodes": 1e5, "total_accelerators": 1e6,
-    "result": 1e12, "bandwidth_gbs": 1e8, "batch": 1e6, "input_tokens": 1e8, "output_tokens": 1e8, "tp": 1e4,
-    "pp": 1e4, "tokens_per_s": 1e9,
+    "result": 1e12, "bandwidth_gbs": 1e8, "dies_per_package": 1e3, "batch": 1e6, "input_tokens": 1e8,
+    "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9,
 }
 
 
@@ -278,6 +292,9 @@ TABLES = (
         Field("name", "text", "Product name.", required=True),
         Field("family", "text", "Product family or generation."),
         Field("architecture", "text", "Microarchitecture."),
+        Field("architecture_family", "text", "The architecture's family name alone (Blackwell, Hopper, CDNA 3, "
+              "RDNA 4...), one spelling for every product of it whatever its line (GeForce RTX 50, GB10 and Jetson "
+              "Thor are Blackwell): what search and the finder match.", facet=True),
         Field("device_class", "enum", "Kind of device.", required=True, choices=DEVICE_CLASSES, facet=True),
         Field("scope", "enum", "What the row's values count: device (one GPU/accelerator/card as sold), chip (a chip "
               "inside a system row), superchip, module, or system.", required=True, choices=SCOPES, facet=True),
@@ -294,16 +311,27 @@ TABLES = (
               "24 GiB and 24 GB are both 24 (DRAM capacities are binary; no GiB to GB conversion). What a runtime "
               "can allocate is the runtime_memory table.", unit="GB", capacity=True),
         Field("memory_type", "enum", "Memory technology, one canonical spelling each.", choices=MEMORY_TYPES, facet=True),
+        Field("memory_kind", "enum", "What kind of memory memory_gb and memory_bandwidth_gbs measure: hbm, gddr, lpddr, "
+              "ddr, unified (shared with a CPU in one package or module) or on-chip-sram (SRAM on the die, no DRAM: "
+              "kept out of the default capacity and bandwidth charts). Agrees with memory_type where both are given.",
+              choices=MEMORY_KINDS, facet=True),
         Field("memory_bandwidth_gbs", "quantity", "Peak memory bandwidth per row scope (read and write share it).", unit="GB/s"),
         Field("addressable_memory_gb", "quantity", "Unified-memory systems: memory the accelerator can address, as the "
               "vendor states it (the number the vendor prints, as memory_gb).", unit="GB", capacity=True),
-        Field("tdp_w", "quantity", "Maximum board or module power per row scope.", unit="W"),
+        Field("tdp_w", "quantity", "Maximum power per row scope, of the kind power_kind says (the column keeps its "
+              "name whatever the kind).", unit="W"),
+        Field("power_kind", "enum", "What tdp_w is, as its source names it: tdp (thermal design power, or a maximum "
+              "power the source names no other way), tbp (total board power), tgp (total graphics power), "
+              "measured-max (the highest draw measured, where no rating is published) or configurable-max (the "
+              "ceiling of a configurable range).", choices=POWER_KINDS, facet=True),
+        Field("dies_per_package", "int", "Compute dies or chips in one package or card as sold (MI250X: 2 GCDs; Cloud "
+              "AI 100 Ultra: 4 SoCs), where the row's cited source states it; null otherwise.", minimum=1),
         Field("interconnect", "ref", "Main accelerator-to-accelerator link.", ref="interconnects", facet=True),
         Field("interconnect_gbs", "quantity", "Interconnect bandwidth per row scope, both directions added (bidirectional).", unit="GB/s"),
         Field("host_interface", "ref", "Link to the host (an interconnects row of kind host), where stated.", ref="interconnects"),
         source(), note(),
-    ), label="name", cited=True, sort_desc="memory_bandwidth_gbs", search=("name", "slug", "family", "architecture"),
-        page_facets=("vendor", "device_class", "memory_type", "native_fp8", "native_fp4"),
+    ), label="name", cited=True, sort_desc="memory_bandwidth_gbs", search=("name", "slug", "family", "architecture", "architecture_family"),
+        page_facets=("vendor", "device_class", "architecture_family", "memory_kind", "native_fp8", "native_fp4"),
         derived=(
         Field("launch_price_usd", "quantity", "Derived, never authored: the per-device amount of the accelerator's "
               "launch-list price in USD (prices table; the earliest when several), where one exists.", unit="USD"),

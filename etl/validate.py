@@ -17,6 +17,7 @@ from pydantic_core import SchemaValidator, ValidationError, core_schema
 from domain import sizing
 from domain.schema import (
     CITATION_KINDS,
+    MEMORY_KIND_OF_TYPE,
     NUMERIC_KINDS,
     SCOPES,
     SLUG_PATTERN,
@@ -320,9 +321,20 @@ def throughput_problems(row, written):
                          f"precision, whose throughput is written in {expected}")
 
 
+def accelerator_problems(row, _written):
+    """The kinds of a row's memory and power describe values it has, and agree with them."""
+    kinds = MEMORY_KIND_OF_TYPE.get(row.get("memory_type"))
+    if row.get("memory_kind") and kinds and row["memory_kind"] not in kinds:
+        yield "memory_kind", (f"{row['memory_kind']!r} disagrees with memory_type {row['memory_type']}: "
+                              f"expected {' or '.join(kinds)}")
+    if row.get("power_kind") and row.get("tdp_w") is None:
+        yield "power_kind", "says what tdp_w is, and the row gives no tdp_w"
+
+
 # Checks of a row's values together: (clean values, values as written) in, (field, message) out.
 ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems, "number_formats": number_format_problems,
-              "sources": source_problems, "throughput": throughput_problems}
+              "sources": source_problems, "throughput": throughput_problems,
+              "accelerators": accelerator_problems}
 
 
 def citations_of(row, written, cited):

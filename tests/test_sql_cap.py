@@ -15,7 +15,7 @@ from serving.headers import SECURITY_HEADERS
 from serving.serve import SETTINGS, make_datasette
 from serving.site import query_path
 
-from conftest import DASHBOARD_PAGES_FAIL_ON_1, DATASETTE_MAJOR
+from conftest import DASHBOARD_PAGES_FAIL_ON_1
 
 # Computes until sql_time_limit_ms stops it: holds its slot (and one SQL thread) for the whole limit
 # (`%2B` is a plus sign: a bare `+` in a query string is a space).
@@ -106,7 +106,9 @@ async def while_slow_runs(client, paths):
     await asyncio.sleep(0.1)  # SLOW has taken the slot
     asked = [asyncio.create_task(client.get(path)) for path in paths]
     await asyncio.sleep(0.05)  # each request has met the cap (its first step), whatever its page then costs
-    assert not slow.done(), "the slow query ended before the others were asked: the test proves nothing"
+    if slow.done():  # a timing this test cannot prove anything with: said, not counted as a pass or a failure
+        await asyncio.gather(*asked)
+        pytest.skip("the slow query ended before the other pages were asked: the cap was not exercised")
     return await asyncio.gather(*asked), await slow
 
 
@@ -121,9 +123,6 @@ async def test_a_second_capped_request_gets_a_503_while_one_runs(short_wait, pat
     assert 400 <= slow.status_code < 500  # the slow query itself ends at the time limit, with its message
 
 
-@pytest.mark.xfail(DATASETTE_MAJOR >= 1, strict=False,
-                   reason="on Datasette 1.0 the slow query of this test can end before the other pages are asked "
-                          "(seen once in CI): the timing, not the cap, is what differs")
 async def test_other_pages_answer_while_a_capped_request_runs(short_wait):
     answers, _ = await while_slow_runs(short_wait, NOT_CAPPED)
     assert [(str(a.url), a.status_code) for a in answers if a.status_code != 200] == []
