@@ -57,6 +57,9 @@ assert set(MEMORY_KIND_OF_TYPE) == set(MEMORY_TYPES)
 POWER_KINDS = ("tdp", "tbp", "tgp", "measured-max", "configurable-max")
 # How an offer's date was established (cloud_offers.date_basis).
 DATE_BASES = ("observed", "read")
+# How a price's date was established (prices.date_basis): the price's own source states it, or the source
+# gives no date and the price is dated by the product's launch or announcement date from another source.
+PRICE_DATE_BASES = ("stated", "launch")
 # The values compared with an outside dataset (etl/crosscheck.py), in report order.
 CROSSCHECK_FIELDS = ("memory", "bandwidth", "tdp", "bf16-fp16", "fp8", "fp4", "release-date", "price")
 # Derived capability: `no` needs an explicit cited `supported: false`; unknown is not no.
@@ -385,19 +388,25 @@ TABLES = (
         Field("supported", "bool", "false: the source says the format is not supported (default true)."),
         source(required=True), note(),
     ), slug_from=("accelerator", "format"), cited=True, derived=(slug("Derived: accelerator-format."),)),
-    Table("prices", "Launch list prices and dated street prices.", (
+    Table("prices", "Launch list prices, later list prices and dated street prices.", (
         slug(), Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
-        Field("kind", "enum", "launch-list (the vendor's list price at launch, never overwritten), street (a later "
-              "dated observation: street price, price cut) or reported (a price the press reports for a product "
-              "sold without a public list price; third-party, never a list price).", required=True,
-              choices=("launch-list", "street", "reported"), facet=True),
+        Field("kind", "enum", "launch-list (the vendor's list price at launch, never overwritten), list (a vendor list "
+              "price given after launch, such as a price first published years later), street (a later dated "
+              "observation: street price, price cut) or reported (a price the press reports for a product sold "
+              "without a public list price; third-party, never a list price).", required=True,
+              choices=("launch-list", "list", "street", "reported"), facet=True),
         Field("amount", "number", "Price in `currency`, for what `scope` and `devices` say it covers.", required=True),
         Field("scope", "enum", "What the price buys: device (one accelerator, card or module as sold, the default) "
               "or system (a kit, server or computer holding `devices` accelerators).", choices=("device", "system"),
               facet=True),
         Field("devices", "int", "Accelerators the price covers (a kit of 8 is 8; default 1).", minimum=1),
         Field("currency", "enum", "ISO 4217 currency.", required=True, choices=("USD", "EUR", "GBP"), facet=True),
-        Field("observed", "date", "Date the price was stated or observed.", required=True),
+        Field("observed", "date", "Date the price was stated or observed (see `date_basis`).", required=True),
+        Field("date_basis", "enum", "stated: `observed` is the date the price's source gives (its publication, or "
+              "the announcement it reports); launch: the price's source shows no date, and `observed` is the "
+              "product's launch or announcement date, read in `date_source`.", required=True,
+              choices=PRICE_DATE_BASES, facet=True),
+        Field("date_source", "ref", "The source of `observed` when date_basis is launch.", ref="sources"),
         Field("region", "text", "Market the price applies to.", facet=True),
         source(), note(),
     ), cited=True, sort_desc="observed",
@@ -419,7 +428,7 @@ TABLES = (
         Field("observed", "date", "Date the offer was observed: the date the page or catalog commit states, or the "
               "date it was read (see `date_basis`); never a guessed date.", required=True),
         Field("date_basis", "enum", "observed: `observed` is the date the page or catalog commit states; read: the "
-              "date the page or file was read, the only date known.", choices=DATE_BASES, facet=True),
+              "date the page or file was read, the only date known.", required=True, choices=DATE_BASES, facet=True),
         Field("snapshot", "text", "The dated snapshot the offer belongs to, for offers imported from a catalog: "
               "`<catalog>@<commit>` (the offers of one provider and snapshot are read together).", facet=True),
         source(), note(),
