@@ -321,6 +321,17 @@ def throughput_problems(row, written):
                          f"precision, whose throughput is written in {expected}")
 
 
+def price_problems(price, _written):
+    """A price dated by its product's launch names the source of that date; a price dated by its own source
+    names none (the date's source is then the price's)."""
+    if price["date_basis"] == "launch" and not price.get("date_source"):
+        yield "date_source", ("date_basis launch dates the price by the product's launch or announcement: name the "
+                              "source of that date")
+    if price["date_basis"] != "launch" and price.get("date_source"):
+        yield "date_source", (f"date_basis {price['date_basis']}: the price's own source gives the date, so "
+                              "date_source is only for date_basis launch")
+
+
 def accelerator_problems(row, _written):
     """The kinds of a row's memory and power describe values it has, and agree with them."""
     kinds = MEMORY_KIND_OF_TYPE.get(row.get("memory_type"))
@@ -333,7 +344,7 @@ def accelerator_problems(row, _written):
 
 # Checks of a row's values together: (clean values, values as written) in, (field, message) out.
 ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems, "number_formats": number_format_problems,
-              "sources": source_problems, "throughput": throughput_problems,
+              "sources": source_problems, "throughput": throughput_problems, "prices": price_problems,
               "accelerators": accelerator_problems}
 
 
