@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import NamedTuple
 
+from .runtimes import RUNTIMES as RUNTIME_SLUGS
 from .sizing import ACTIVE_COUNTINGS, LINEAR_ATTENTION_KINDS
 from .units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 
@@ -88,7 +89,8 @@ MAXIMA = {
     "linear_attention_layers": 1e4, "linear_heads": 1e4, "linear_key_heads": 1e4, "linear_key_head_dim": 1e5,
     "linear_value_head_dim": 1e5, "linear_conv_kernel": 1e4, "indexer_heads": 1e4, "indexer_head_dim": 1e5,
     "high_precision_layers": 1e4, "accelerators_per_node": 1e5, "nodes": 1e5, "total_accelerators": 1e6,
-    "result": 1e12, "bandwidth_gbs": 1e8, "dies_per_package": 1e3,
+    "result": 1e12, "bandwidth_gbs": 1e8, "dies_per_package": 1e3, "batch": 1e6, "input_tokens": 1e8,
+    "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9,
 }
 
 
@@ -685,6 +687,34 @@ TABLES = (
               "source dates no measurement (the note says which)."),
         source(required=True), note(),
     ), label="slug", cited=True, sort="slug", one_of=("bandwidth_gbs", "tflops")),
+    Table("speed_measurements", "Published decode speeds of one model on one accelerator with one runtime: the "
+          "aggregate output tokens per second of a batch at stated input and output lengths, as the runtime's own "
+          "benchmark pages, pull requests and documentation give them. The speed model of domain/speed.py is "
+          "fitted on them (docs/LLM_MATH.md, Expected speed).", (
+        slug(),
+        Field("runtime", "enum", "The runtime measured (domain/runtimes.py).", required=True,
+              choices=tuple(RUNTIME_SLUGS), facet=True),
+        Field("runtime_version", "text", "Release, build or commit of the runtime, as the source states it.",
+              required=True),
+        Field("model", "ref", "The model run.", required=True, ref="models", facet=True),
+        Field("checkpoint", "ref", "The checkpoint run, where the knowledge base has it.", ref="checkpoints"),
+        Field("weight_format", "ref", "The one format of every linear layer, when no checkpoint row describes "
+              "the weights.", ref="number_formats"),
+        Field("kv_format", "ref", "Format of the KV cache.", required=True, ref="number_formats"),
+        Field("batch", "int", "Sequences decoded together (llama-bench and static-batch benchmarks: the batch; "
+              "a serving benchmark: its concurrency).", required=True, minimum=1),
+        Field("input_tokens", "int", "Prompt tokens of each sequence (0: generation from an empty prompt).",
+              required=True, minimum=0),
+        Field("output_tokens", "int", "Tokens generated for each sequence.", required=True, minimum=1),
+        Field("accelerator", "ref", "Accelerator run on.", required=True, ref="accelerators", facet=True),
+        Field("devices", "int", "Accelerators of the run.", required=True, minimum=1),
+        Field("tp", "int", "Tensor-parallel ranks (llama.cpp splits layers instead: tp 1, pp the devices).",
+              required=True, minimum=1),
+        Field("pp", "int", "Pipeline stages (llama.cpp's layer split).", required=True, minimum=1),
+        Field("tokens_per_s", "number", "Output tokens per second of the whole run (all its sequences and "
+              "devices), prefill time included where the benchmark includes it.", required=True),
+        source(required=True), note(),
+    ), label="slug", cited=True, sort="slug", one_of=("checkpoint", "weight_format")),
     Table("runtime_memory", "Device memory as the runtime sees it, where a log, issue or document states it: the total "
           "the framework sizes its fraction of (torch), the driver's total (nvidia-smi), or Apple's default GPU "
           "working-set limit for unified memory. One row per accelerator; elsewhere the sizing reads the printed "
