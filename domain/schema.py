@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import NamedTuple
 
+from .runtimes import RUNTIMES as RUNTIME_SLUGS
 from .sizing import ACTIVE_COUNTINGS, LINEAR_ATTENTION_KINDS
 from .units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 
@@ -41,8 +42,25 @@ SCOPES = ("device", "chip", "superchip", "module", "system")
 ENGINES = ("matrix", "vector")
 MEMORY_TYPES = ("HBM2", "HBM2E", "HBM3", "HBM3E", "HBM4", "HBM4E", "GDDR6", "GDDR6X", "GDDR7",
                 "LPDDR4X", "LPDDR5", "LPDDR5X", "LPDDR6", "DDR4", "DDR5", "SRAM")
+# What kind of memory a row's capacity and bandwidth are (docs/DATA.md, "Comparable rows"): DRAM stacked
+# beside the die, graphics DRAM on the board, low-power DRAM of its own, memory shared with a CPU in one
+# package or module, standard DDR, or SRAM on the die itself (not comparable with DRAM capacity or bandwidth).
+MEMORY_KINDS = ("hbm", "gddr", "lpddr", "ddr", "unified", "on-chip-sram")
+# The memory kind each memory type implies; LPDDR and DDR may also be `unified` (shared with a CPU).
+MEMORY_KIND_OF_TYPE = {**{t: ("hbm",) for t in MEMORY_TYPES if t.startswith("HBM")},
+                       **{t: ("gddr",) for t in MEMORY_TYPES if t.startswith("GDDR")},
+                       **{t: ("lpddr", "unified") for t in MEMORY_TYPES if t.startswith("LPDDR")},
+                       **{t: ("ddr", "unified") for t in MEMORY_TYPES if t.startswith("DDR")},
+                       "SRAM": ("on-chip-sram",)}
+assert set(MEMORY_KIND_OF_TYPE) == set(MEMORY_TYPES)
+# What the power figure (tdp_w) is, as its source names it: thermal design power, total board power, total
+# graphics power, the highest measured draw, or the ceiling of a configurable range.
+POWER_KINDS = ("tdp", "tbp", "tgp", "measured-max", "configurable-max")
 # How an offer's date was established (cloud_offers.date_basis).
 DATE_BASES = ("observed", "read")
+# How a price's date was established (prices.date_basis): the price's own source states it, or the source
+# gives no date and the price is dated by the product's launch or announcement date from another source.
+PRICE_DATE_BASES = ("stated", "launch")
 # The values compared with an outside dataset (etl/crosscheck.py), in report order.
 CROSSCHECK_FIELDS = ("memory", "bandwidth", "tdp", "bf16-fp16", "fp8", "fp4", "release-date", "price")
 # Derived capability: `no` needs an explicit cited `supported: false`; unknown is not no.
@@ -71,7 +89,8 @@ MAXIMA = {
     "linear_attention_layers": 1e4, "linear_heads": 1e4, "linear_key_heads": 1e4, "linear_key_head_dim": 1e5,
     "linear_value_head_dim": 1e5, "linear_conv_kernel": 1e4, "indexer_heads": 1e4, "indexer_head_dim": 1e5,
     "high_precision_layers": 1e4, "accelerators_per_node": 1e5, "nodes": 1e5, "total_accelerators": 1e6,
-    "result": 1e12, "bandwidth_gbs": 1e8,
+    "result": 1e12, "bandwidth_gbs": 1e8, "dies_per_package": 1e3, "batch": 1e6, "input_tokens": 1e8,
+    "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9,
 }
 
 
@@ -276,6 +295,9 @@ TABLES = (
         Field("name", "text", "Product name.", required=True),
         Field("family", "text", "Product family or generation."),
         Field("architecture", "text", "Microarchitecture."),
+        Field("architecture_family", "text", "The architecture's family name alone (Blackwell, Hopper, CDNA 3, "
+              "RDNA 4...), one spelling for every product of it whatever its line (GeForce RTX 50, GB10 and Jetson "
+              "Thor are Blackwell): what search and the finder match.", facet=True),
         Field("device_class", "enum", "Kind of device.", required=True, choices=DEVICE_CLASSES, facet=True),
         Field("scope", "enum", "What the row's values count: device (one GPU/accelerator/card as sold), chip (a chip "
               "inside a system row), superchip, module, or system.", required=True, choices=SCOPES, facet=True),
@@ -292,16 +314,27 @@ TABLES = (
               "24 GiB and 24 GB are both 24 (DRAM capacities are binary; no GiB to GB conversion). What a runtime "
               "can allocate is the runtime_memory table.", unit="GB", capacity=True),
         Field("memory_type", "enum", "Memory technology, one canonical spelling each.", choices=MEMORY_TYPES, facet=True),
+        Field("memory_kind", "enum", "What kind of memory memory_gb and memory_bandwidth_gbs measure: hbm, gddr, lpddr, "
+              "ddr, unified (shared with a CPU in one package or module) or on-chip-sram (SRAM on the die, no DRAM: "
+              "kept out of the default capacity and bandwidth charts). Agrees with memory_type where both are given.",
+              choices=MEMORY_KINDS, facet=True),
         Field("memory_bandwidth_gbs", "quantity", "Peak memory bandwidth per row scope (read and write share it).", unit="GB/s"),
         Field("addressable_memory_gb", "quantity", "Unified-memory systems: memory the accelerator can address, as the "
               "vendor states it (the number the vendor prints, as memory_gb).", unit="GB", capacity=True),
-        Field("tdp_w", "quantity", "Maximum board or module power per row scope.", unit="W"),
+        Field("tdp_w", "quantity", "Maximum power per row scope, of the kind power_kind says (the column keeps its "
+              "name whatever the kind).", unit="W"),
+        Field("power_kind", "enum", "What tdp_w is, as its source names it: tdp (thermal design power, or a maximum "
+              "power the source names no other way), tbp (total board power), tgp (total graphics power), "
+              "measured-max (the highest draw measured, where no rating is published) or configurable-max (the "
+              "ceiling of a configurable range).", choices=POWER_KINDS, facet=True),
+        Field("dies_per_package", "int", "Compute dies or chips in one package or card as sold (MI250X: 2 GCDs; Cloud "
+              "AI 100 Ultra: 4 SoCs), where the row's cited source states it; null otherwise.", minimum=1),
         Field("interconnect", "ref", "Main accelerator-to-accelerator link.", ref="interconnects", facet=True),
         Field("interconnect_gbs", "quantity", "Interconnect bandwidth per row scope, both directions added (bidirectional).", unit="GB/s"),
         Field("host_interface", "ref", "Link to the host (an interconnects row of kind host), where stated.", ref="interconnects"),
         source(), note(),
-    ), label="name", cited=True, sort_desc="memory_bandwidth_gbs", search=("name", "slug", "family", "architecture"),
-        page_facets=("vendor", "device_class", "memory_type", "native_fp8", "native_fp4"),
+    ), label="name", cited=True, sort_desc="memory_bandwidth_gbs", search=("name", "slug", "family", "architecture", "architecture_family"),
+        page_facets=("vendor", "device_class", "architecture_family", "memory_kind", "native_fp8", "native_fp4"),
         derived=(
         Field("launch_price_usd", "quantity", "Derived, never authored: the per-device amount of the accelerator's "
               "launch-list price in USD (prices table; the earliest when several), where one exists.", unit="USD"),
@@ -357,19 +390,25 @@ TABLES = (
         Field("supported", "bool", "false: the source says the format is not supported (default true)."),
         source(required=True), note(),
     ), slug_from=("accelerator", "format"), cited=True, derived=(slug("Derived: accelerator-format."),)),
-    Table("prices", "Launch list prices and dated street prices.", (
+    Table("prices", "Launch list prices, later list prices and dated street prices.", (
         slug(), Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
-        Field("kind", "enum", "launch-list (the vendor's list price at launch, never overwritten), street (a later "
-              "dated observation: street price, price cut) or reported (a price the press reports for a product "
-              "sold without a public list price; third-party, never a list price).", required=True,
-              choices=("launch-list", "street", "reported"), facet=True),
+        Field("kind", "enum", "launch-list (the vendor's list price at launch, never overwritten), list (a vendor list "
+              "price given after launch, such as a price first published years later), street (a later dated "
+              "observation: street price, price cut) or reported (a price the press reports for a product sold "
+              "without a public list price; third-party, never a list price).", required=True,
+              choices=("launch-list", "list", "street", "reported"), facet=True),
         Field("amount", "number", "Price in `currency`, for what `scope` and `devices` say it covers.", required=True),
         Field("scope", "enum", "What the price buys: device (one accelerator, card or module as sold, the default) "
               "or system (a kit, server or computer holding `devices` accelerators).", choices=("device", "system"),
               facet=True),
         Field("devices", "int", "Accelerators the price covers (a kit of 8 is 8; default 1).", minimum=1),
         Field("currency", "enum", "ISO 4217 currency.", required=True, choices=("USD", "EUR", "GBP"), facet=True),
-        Field("observed", "date", "Date the price was stated or observed.", required=True),
+        Field("observed", "date", "Date the price was stated or observed (see `date_basis`).", required=True),
+        Field("date_basis", "enum", "stated: `observed` is the date the price's source gives (its publication, or "
+              "the announcement it reports); launch: the price's source shows no date, and `observed` is the "
+              "product's launch or announcement date, read in `date_source`.", required=True,
+              choices=PRICE_DATE_BASES, facet=True),
+        Field("date_source", "ref", "The source of `observed` when date_basis is launch.", ref="sources"),
         Field("region", "text", "Market the price applies to.", facet=True),
         source(), note(),
     ), cited=True, sort_desc="observed",
@@ -391,7 +430,7 @@ TABLES = (
         Field("observed", "date", "Date the offer was observed: the date the page or catalog commit states, or the "
               "date it was read (see `date_basis`); never a guessed date.", required=True),
         Field("date_basis", "enum", "observed: `observed` is the date the page or catalog commit states; read: the "
-              "date the page or file was read, the only date known.", choices=DATE_BASES, facet=True),
+              "date the page or file was read, the only date known.", required=True, choices=DATE_BASES, facet=True),
         Field("snapshot", "text", "The dated snapshot the offer belongs to, for offers imported from a catalog: "
               "`<catalog>@<commit>` (the offers of one provider and snapshot are read together).", facet=True),
         source(), note(),
@@ -583,6 +622,34 @@ TABLES = (
               "source dates no measurement (the note says which)."),
         source(required=True), note(),
     ), label="slug", cited=True, sort="slug", one_of=("bandwidth_gbs", "tflops")),
+    Table("speed_measurements", "Published decode speeds of one model on one accelerator with one runtime: the "
+          "aggregate output tokens per second of a batch at stated input and output lengths, as the runtime's own "
+          "benchmark pages, pull requests and documentation give them. The speed model of domain/speed.py is "
+          "fitted on them (docs/LLM_MATH.md, Expected speed).", (
+        slug(),
+        Field("runtime", "enum", "The runtime measured (domain/runtimes.py).", required=True,
+              choices=tuple(RUNTIME_SLUGS), facet=True),
+        Field("runtime_version", "text", "Release, build or commit of the runtime, as the source states it.",
+              required=True),
+        Field("model", "ref", "The model run.", required=True, ref="models", facet=True),
+        Field("checkpoint", "ref", "The checkpoint run, where the knowledge base has it.", ref="checkpoints"),
+        Field("weight_format", "ref", "The one format of every linear layer, when no checkpoint row describes "
+              "the weights.", ref="number_formats"),
+        Field("kv_format", "ref", "Format of the KV cache.", required=True, ref="number_formats"),
+        Field("batch", "int", "Sequences decoded together (llama-bench and static-batch benchmarks: the batch; "
+              "a serving benchmark: its concurrency).", required=True, minimum=1),
+        Field("input_tokens", "int", "Prompt tokens of each sequence (0: generation from an empty prompt).",
+              required=True, minimum=0),
+        Field("output_tokens", "int", "Tokens generated for each sequence.", required=True, minimum=1),
+        Field("accelerator", "ref", "Accelerator run on.", required=True, ref="accelerators", facet=True),
+        Field("devices", "int", "Accelerators of the run.", required=True, minimum=1),
+        Field("tp", "int", "Tensor-parallel ranks (llama.cpp splits layers instead: tp 1, pp the devices).",
+              required=True, minimum=1),
+        Field("pp", "int", "Pipeline stages (llama.cpp's layer split).", required=True, minimum=1),
+        Field("tokens_per_s", "number", "Output tokens per second of the whole run (all its sequences and "
+              "devices), prefill time included where the benchmark includes it.", required=True),
+        source(required=True), note(),
+    ), label="slug", cited=True, sort="slug", one_of=("checkpoint", "weight_format")),
     Table("runtime_memory", "Device memory as the runtime sees it, where a log, issue or document states it: the total "
           "the framework sizes its fraction of (torch), the driver's total (nvidia-smi), or Apple's default GPU "
           "working-set limit for unified memory. One row per accelerator; elsewhere the sizing reads the printed "

@@ -17,6 +17,7 @@ from pydantic_core import SchemaValidator, ValidationError, core_schema
 from domain import sizing
 from domain.schema import (
     CITATION_KINDS,
+    MEMORY_KIND_OF_TYPE,
     NUMERIC_KINDS,
     SCOPES,
     SLUG_PATTERN,
@@ -320,9 +321,31 @@ def throughput_problems(row, written):
                          f"precision, whose throughput is written in {expected}")
 
 
+def price_problems(price, _written):
+    """A price dated by its product's launch names the source of that date; a price dated by its own source
+    names none (the date's source is then the price's)."""
+    if price["date_basis"] == "launch" and not price.get("date_source"):
+        yield "date_source", ("date_basis launch dates the price by the product's launch or announcement: name the "
+                              "source of that date")
+    if price["date_basis"] != "launch" and price.get("date_source"):
+        yield "date_source", (f"date_basis {price['date_basis']}: the price's own source gives the date, so "
+                              "date_source is only for date_basis launch")
+
+
+def accelerator_problems(row, _written):
+    """The kinds of a row's memory and power describe values it has, and agree with them."""
+    kinds = MEMORY_KIND_OF_TYPE.get(row.get("memory_type"))
+    if row.get("memory_kind") and kinds and row["memory_kind"] not in kinds:
+        yield "memory_kind", (f"{row['memory_kind']!r} disagrees with memory_type {row['memory_type']}: "
+                              f"expected {' or '.join(kinds)}")
+    if row.get("power_kind") and row.get("tdp_w") is None:
+        yield "power_kind", "says what tdp_w is, and the row gives no tdp_w"
+
+
 # Checks of a row's values together: (clean values, values as written) in, (field, message) out.
 ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems, "number_formats": number_format_problems,
-              "sources": source_problems, "throughput": throughput_problems}
+              "sources": source_problems, "throughput": throughput_problems, "prices": price_problems,
+              "accelerators": accelerator_problems}
 
 
 def citations_of(row, written, cited):

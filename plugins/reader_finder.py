@@ -37,7 +37,8 @@ COLUMNS = (
     ("launch_price_usd", "List price (USD)"), ("cheapest_gpu_hour_usd", "Cloud (USD/GPU-h)"),
     ("note", "Note"),
 )
-FACET_TITLES = {"vendor": "Vendor", "device_class": "Class", "memory_type": "Memory type",
+FACET_TITLES = {"vendor": "Vendor", "device_class": "Class", "architecture_family": "Architecture",
+                "memory_kind": "Memory kind",
                 "native_fp8": "Native FP8", "native_fp4": "Native FP4"}
 # The table's page facets (domain/schema.py), the same on this page and on Datasette's table.
 FACETS = tuple((column, FACET_TITLES[column]) for column in TABLES_BY_NAME["accelerators"].page_facets)

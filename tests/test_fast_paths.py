@@ -18,6 +18,9 @@ from serving import speedups
 from serving.metadata import DATABASE
 from serving.table_json import EXTRAS_QUERY, facet_results, row_count
 
+# Pages the serving speed-ups change: CI runs these again with the speed-ups off.
+pytestmark = pytest.mark.speedups
+
 # --- tag facets ------------------------------------------------------------------
 
 @pytest.mark.parametrize("column, link_table, tag", [("topic_tags", "article_topics", "topic"),

@@ -16,6 +16,9 @@ from serving.paths import METADATA_YML
 from serving.table_json import EXTRAS_QUERY, facet_results
 from tests.conftest import FIXTURE_DATA
 
+# Pages the serving speed-ups change: CI runs these again with the speed-ups off.
+pytestmark = pytest.mark.speedups
+
 # --- what the build writes ------------------------------------------------------------
 
 

@@ -2,9 +2,11 @@
 `validate_data` returns (it never raises) and every problem it reports is located.
 
 Inputs are arbitrary bytes and text, YAML documents built from the schema's own
-table and field names (so they reach validation), and mutations of the real
+table and field names (so they reach validation), and mutations of the fixture's
 data files (drop a key, change a type, put random text in a value, duplicate a
-record, cut or repeat a line).
+record, cut or repeat a line): the fixture holds every table in a few records, so
+each example builds in a fraction of the real data's time. The real files'
+records still feed the validator comparison below.
 """
 
 import copy
@@ -26,7 +28,7 @@ from etl import validate
 from etl.build import build_database, validate_data
 from etl.read import data_files
 
-from conftest import DATA
+from conftest import DATA, FIXTURE_DATA
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAMES = sorted({t.name for t in TABLES} | {f.name for t in TABLES for f in t.fields})
@@ -94,14 +96,14 @@ def test_arbitrary_documents_give_located_problems(document, style):
     check_one_file(yaml.safe_dump(document, allow_unicode=True, **style).encode("utf-8", "surrogatepass"))
 
 
-REAL_FILES = [p.relative_to(DATA) for p in data_files(DATA)]
+FIXTURE_FILES = [p.relative_to(FIXTURE_DATA) for p in data_files(FIXTURE_DATA)]
 
 
 @pytest.fixture(scope="module")
-def real_copy(tmp_path_factory):
-    """The real data, copied once; each example changes one file and puts it back."""
-    data = tmp_path_factory.mktemp("real") / "data"
-    shutil.copytree(DATA, data)
+def fixture_copy(tmp_path_factory):
+    """The fixture data, copied once; each example changes one file and puts it back."""
+    data = tmp_path_factory.mktemp("fixture") / "data"
+    shutil.copytree(FIXTURE_DATA, data)
     return data
 
 
@@ -148,9 +150,9 @@ def mutate_lines(text, draw):
 
 
 @SETTINGS
-@given(st.sampled_from(REAL_FILES), st.booleans(), st.data())
-def test_mutated_real_files_give_located_problems(real_copy, relative, structural, data):
-    path = real_copy / relative
+@given(st.sampled_from(FIXTURE_FILES), st.booleans(), st.data())
+def test_mutated_data_files_give_located_problems(fixture_copy, relative, structural, data):
+    path = fixture_copy / relative
     original = path.read_bytes()
     text = original.decode("utf-8")
     if structural:
@@ -160,7 +162,7 @@ def test_mutated_real_files_give_located_problems(real_copy, relative, structura
     raw = changed.encode("utf-8", "surrogatepass")
     path.write_bytes(raw)
     try:
-        check_then_build(real_copy)
+        check_then_build(fixture_copy)
     finally:
         path.write_bytes(original)
 

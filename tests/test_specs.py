@@ -149,3 +149,21 @@ def test_fp8_speedup_shows_native_fp8_at_any_rate(conn, slug, speedup):
 
 def test_every_row_with_an_fp8_figure_is_native_fp8(conn):
     assert conn.execute("select slug from accelerators where fp8_speedup is not null and native_fp8 != 'yes'").fetchall() == []
+
+
+def test_every_power_value_says_its_kind_and_every_memory_its_kind(conn):
+    assert conn.execute("select slug from accelerators where tdp_w is not null and power_kind is null").fetchall() == []
+    unknown = conn.execute("""select slug from accelerators where memory_kind is null
+        and (memory_gb is not null or memory_type is not null or memory_bandwidth_gbs is not null)""").fetchall()
+    # AWS states "8GiB of device DRAM memory" for Inferentia, not which kind
+    assert [r[0] for r in unknown] == ["aws-inferentia"]
+    sram = {r[0] for r in conn.execute("select slug from accelerators where memory_kind = 'on-chip-sram'")}
+    assert {"cerebras-wse-3", "groq-lpu"} <= sram
+
+
+def test_blackwell_names_every_blackwell_line(conn):
+    found = {r[0] for r in conn.execute("""select a.slug from accelerators_fts f join accelerators a on a.rowid = f.rowid
+        where accelerators_fts match 'architecture_family : "blackwell"'""")}
+    assert {"nvidia-rtx-5090", "nvidia-rtx-5060-ti-16gb", "nvidia-gb10", "nvidia-jetson-agx-thor",
+            "nvidia-b200", "nvidia-b300", "nvidia-rtx-pro-6000-blackwell"} <= found
+    assert conn.execute("select architecture_family from accelerators where slug = 'nvidia-b300'").fetchone()[0] == "Blackwell"

@@ -10,12 +10,14 @@ from urllib.parse import quote, urlencode
 import pytest
 from datasette.utils.asgi import Request
 
-from plugins.sql_cap import Cap, cap_of, is_expensive
+from plugins.sql_cap import Cap, cap_of, is_expensive, with_filters
 from serving.headers import SECURITY_HEADERS
+from serving.metadata import full_metadata
+from serving.paths import METADATA_YML
 from serving.serve import SETTINGS, make_datasette
 from serving.site import query_path
 
-from conftest import DASHBOARD_PAGES_FAIL_ON_1, DATASETTE_MAJOR
+from conftest import DASHBOARD_PAGES_FAIL_ON_1
 
 # Computes until sql_time_limit_ms stops it: holds its slot (and one SQL thread) for the whole limit
 # (`%2B` is a plus sign: a bare `+` in a query string is a space).
@@ -106,7 +108,9 @@ async def while_slow_runs(client, paths):
     await asyncio.sleep(0.1)  # SLOW has taken the slot
     asked = [asyncio.create_task(client.get(path)) for path in paths]
     await asyncio.sleep(0.05)  # each request has met the cap (its first step), whatever its page then costs
-    assert not slow.done(), "the slow query ended before the others were asked: the test proves nothing"
+    if slow.done():  # a timing this test cannot prove anything with: said, not counted as a pass or a failure
+        await asyncio.gather(*asked)
+        pytest.skip("the slow query ended before the other pages were asked: the cap was not exercised")
     return await asyncio.gather(*asked), await slow
 
 
@@ -121,9 +125,6 @@ async def test_a_second_capped_request_gets_a_503_while_one_runs(short_wait, pat
     assert 400 <= slow.status_code < 500  # the slow query itself ends at the time limit, with its message
 
 
-@pytest.mark.xfail(DATASETTE_MAJOR >= 1, strict=False,
-                   reason="on Datasette 1.0 the slow query of this test can end before the other pages are asked "
-                          "(seen once in CI): the timing, not the cap, is what differs")
 async def test_other_pages_answer_while_a_capped_request_runs(short_wait):
     answers, _ = await while_slow_runs(short_wait, NOT_CAPPED)
     assert [(str(a.url), a.status_code) for a in answers if a.status_code != 200] == []
@@ -134,3 +135,26 @@ async def test_a_capped_request_waits_for_a_slot_that_comes_free(fixture_db):
     await datasette.invoke_startup()
     answers = await asyncio.gather(*[datasette.client.get(f"{query_path('json')}?sql=select {i} as n") for i in range(4)])
     assert [a.status_code for a in answers] == [200] * 4
+
+
+@pytest.mark.parametrize("query, filters, sent", [
+    ("SELECT * FROM t WHERE TRUE [[ AND vendor = :vendor ]] [[ AND m >= :min_memory ]]", {"vendor": "acme"},
+     "SELECT * FROM t WHERE TRUE  AND vendor = :vendor  "),
+    ("SELECT * FROM t [[ WHERE m >= :min_memory ]]", {"min_memory": ""}, "SELECT * FROM t "),
+    ("SELECT 1 [[ AND TRUE ]]", {"x": "1"}, "SELECT 1 "),
+])
+def test_a_chart_query_is_filled_as_documented(query, filters, sent):
+    assert with_filters(query, filters) == sent
+
+
+def test_a_chart_query_is_filled_as_datasette_dashboards_fills_it():
+    """The plugin's own function (not part of its public API) and ours agree on every chart of the site."""
+    from datasette_dashboards import replace_opts_in_query
+
+    charts = [chart["query"] for dashboard in full_metadata(METADATA_YML)["plugins"]["datasette-dashboards"].values()
+              for chart in dashboard["charts"].values() if "query" in chart]
+    names = sorted({name for query in charts for name in re.findall(r":([a-zA-Z0-9_]+)", query)})
+    assert charts and names
+    for filters in [{}, dict.fromkeys(names, "1"), dict.fromkeys(names, ""), {names[0]: "x"}, {names[-1]: "9"}]:
+        for query in charts:
+            assert with_filters(query, filters) == replace_opts_in_query(query, filters), (query, filters)
