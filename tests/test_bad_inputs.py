@@ -43,6 +43,8 @@ REQUIRED = {
     "unit-grammar", "explicit-tags", "numbers-out-of-range", "explicit-slug-same-key", "file-names",
     # Comparable rows: the kinds of memory and power agree with the values they describe.
     "memory-and-power-kinds",
+    # Evidence rules v3: vendor quotes with their document and witness, FP16 accumulate apart, price dates.
+    "vendor-quoted-rules", "fp16-accumulate", "price-date-basis",
 }
 
 
