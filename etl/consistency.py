@@ -314,24 +314,26 @@ def no_figure_where_unsupported(facts):
             yield problem(figure, f"a {precision} figure, but {where(claim)} says {claim.key[1]} is not supported")
 
 
-def one_alias_per_name(facts):
-    """A dataset's name maps to one accelerator: a second alias row for it is a contradiction waiting to happen."""
+def repeats(facts):
+    """(fact, the first fact of its key) for each fact whose key an earlier fact already has."""
     first = {}
-    for fact in facts["alias"]:
+    for fact in facts:
         if fact.key in first:
-            yield problem(fact, f"{fact.key[0]} name {fact.key[1]!r} already has an alias at {where(first[fact.key])}")
+            yield fact, first[fact.key]
         else:
             first[fact.key] = fact
+
+
+def one_alias_per_name(facts):
+    """A dataset's name maps to one accelerator: a second alias row for it is a contradiction waiting to happen."""
+    for fact, earlier in repeats(facts["alias"]):
+        yield problem(fact, f"{fact.key[0]} name {fact.key[1]!r} already has an alias at {where(earlier)}")
 
 
 def one_article_per_url(facts):
     """Two articles at one address are one article catalogued twice."""
-    first = {}
-    for fact in facts["article_url"]:
-        if fact.key in first:
-            yield problem(fact, f"{fact.key[0]} is already the address of {first[fact.key].value} ({where(first[fact.key])})")
-        else:
-            first[fact.key] = fact
+    for fact, earlier in repeats(facts["article_url"]):
+        yield problem(fact, f"{fact.key[0]} is already the address of {earlier.value} ({where(earlier)})")
 
 
 def translations_tagged_alike(facts):

@@ -348,14 +348,6 @@ def note_problems(table, row, cited):
                 break
 
 
-def price_problems(price, _written):
-    """A price dated by the product's launch names the source of that date, and only such a price does."""
-    if price.get("date_basis") == "launch" and not price.get("date_source"):
-        yield "date_basis", "a price dated by the product's launch names the source of the date (date_source)"
-    if price.get("date_source") and price.get("date_basis") != "launch":
-        yield "date_source", "date_source names the source of a launch date: give date_basis: launch"
-
-
 
 
 def throughput_problems(row, written):
@@ -366,6 +358,17 @@ def throughput_problems(row, written):
         expected = "OPS (TOPS...)" if integer else "FLOPS (TFLOPS...)"
         yield "tflops", (f"{written['tflops']!r}: {row['precision']} is {'an integer' if integer else 'a floating-point'} "
                          f"precision, whose throughput is written in {expected}")
+
+
+def price_problems(price, _written):
+    """A price dated by its product's launch names the source of that date; a price dated by its own source
+    names none (the date's source is then the price's)."""
+    if price["date_basis"] == "launch" and not price.get("date_source"):
+        yield "date_source", ("date_basis launch dates the price by the product's launch or announcement: name the "
+                              "source of that date")
+    if price["date_basis"] != "launch" and price.get("date_source"):
+        yield "date_source", (f"date_basis {price['date_basis']}: the price's own source gives the date, so "
+                              "date_source is only for date_basis launch")
 
 
 def accelerator_problems(row, _written):
@@ -380,8 +383,8 @@ def accelerator_problems(row, _written):
 
 # Checks of a row's values together: (clean values, values as written) in, (field, message) out.
 ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems, "number_formats": number_format_problems,
-              "sources": source_problems, "throughput": throughput_problems,
-              "accelerators": accelerator_problems, "prices": price_problems}
+              "sources": source_problems, "throughput": throughput_problems, "prices": price_problems,
+              "accelerators": accelerator_problems}
 
 
 def citations_of(row, written, cited):

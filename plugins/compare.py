@@ -18,7 +18,7 @@ from rapidfuzz import fuzz, process
 from domain.schema import AUTHORED, ENGINES, TABLES_BY_NAME
 from domain.units import DENSE_PRECISIONS
 from serving.citation_text import shown_title
-from serving.labels import IDENTITY, LABELS
+from serving.labels import FIELDS, IDENTITY, label
 from serving.measured import compare_rows, read
 from serving.metadata import DATABASE
 from serving.site import query_path
@@ -98,8 +98,8 @@ def field_group(name):
 
 
 def field_label(name):
-    """A field's reader label (plugins/reader_spec.py), or its name in words."""
-    return LABELS.get(name) or name.replace("_", " ").capitalize()
+    """A field's reader label (domain/schema.py), or a ratio's."""
+    return label(name) if name in FIELDS else DERIVED_LABELS[name]
 
 
 def spec_fields():

@@ -9,6 +9,7 @@ articles in one trip to the database and hands the template named records.
 The row page itself (JSON, CSV, every column) stays Datasette's.
 """
 
+import json
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -18,24 +19,14 @@ from datasette.utils import tilde_encode, urlsafe_components
 from domain.schema import AUTHORED, COMPARABLE_ACCUMULATE
 from domain.units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 from serving.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
-from serving.labels import IDENTITY, LABELS
+from serving.labels import FIELDS, IDENTITY, SECTIONS, label
 from serving.metadata import DATABASE
 from serving.site import site_title, site_url
 
-FIELDS = {f.name: f for f in AUTHORED["accelerators"].columns}
 # Made by the build from the sheet's cited rows (format support, throughput, citations): no source of their own.
 DERIVED = {f.name for f in AUTHORED["accelerators"].derived}
 DERIVED_SOURCE = "derived by the knowledge base from this sheet's cited values"
 
-# Section -> the accelerator fields it shows, in reading order. Compute is the
-# throughput table; price and rental add the price and offer rows.
-SECTIONS = (
-    ("memory", "Memory", ("memory_gb", "addressable_memory_gb", "memory_type", "memory_bandwidth_gbs")),
-    ("compute", "Compute", ("native_fp8", "fp8_speedup", "native_fp4", "fp4_formats")),
-    ("interconnect", "Interconnect", ("interconnect", "interconnect_gbs", "host_interface")),
-    ("power", "Power", ("tdp_w",)),
-    ("price", "Price and rental offers", ("launch_price_usd", "cheapest_gpu_hour_usd")),
-)
 # Fields whose value is a slug of another table: shown as a link to its row.
 LINKED = {"vendor": "vendors", "interconnect": "interconnects", "host_interface": "interconnects",
           "system": "accelerators"}
@@ -216,7 +207,7 @@ class SheetBuilder:
         return self.datasette.urls.row(DATABASE, table, tilde_encode(slug))
 
     def value(self, name, text, citation, anchor=None, unit=None, href=None):
-        value = Value(field=anchor or name, label=LABELS.get(name, name), text=text, unit=unit, href=href)
+        value = Value(field=anchor or name, label=label(name) if name in FIELDS else name, text=text, unit=unit, href=href)
         if citation:
             value.tier, value.kind, value.note = citation["tier"], citation["kind"], citation["note"]
             value.citation = self.row_url("citations", citation["slug"])
@@ -232,8 +223,8 @@ class SheetBuilder:
         raw = self.row.get(name)
         if raw in (None, "", "[]"):
             return None
-        if name == "fp4_formats":
-            text = raw.strip("[]").replace('"', "")
+        if FIELDS[name].kind == "list":
+            text = ", ".join(json.loads(raw))
         else:
             text = shown(name, raw)
         href = self.row_url(LINKED[name], raw) if name in LINKED else None
@@ -259,13 +250,13 @@ class SheetBuilder:
         return sorted(rows.values(), key=lambda r: (r.unit == "TOPS", order.get(r.precision, 99), r.engine))
 
     def glance(self, compute):
-        figures = [Glance(LABELS[name], shown(name, self.row[name]), name)
+        figures = [Glance(label(name), shown(name, self.row[name]), name)
                    for name in GLANCE_FIELDS if self.row.get(name) is not None]
-        for label, precisions in GLANCE_PRECISIONS:
+        for heading, precisions in GLANCE_PRECISIONS:
             dense = next((r.dense for p in precisions for r in compute
                           if r.precision == p and r.engine == "matrix" and r.dense), None)
             if dense:
-                figures.append(Glance(label, dense.text, dense.field))
+                figures.append(Glance(heading, dense.text, dense.field))
         return figures
 
     def build(self):
@@ -276,7 +267,8 @@ class SheetBuilder:
         return Sheet(
             slug=row["slug"], name=row["name"],
             identity=[v for v in map(self.field_value, IDENTITY) if v],
-            sections=[(sid, title, [v for v in map(self.field_value, names) if v]) for sid, title, names in SECTIONS],
+            sections=[(group.key, group.title, [v for v in map(self.field_value, names) if v])
+                      for group, names in SECTIONS],
             compute=compute, glance=self.glance(compute), formats=self.data["formats"], prices=self.data["prices"],
             offers=self.data["offers"], articles=[article_shown(a) for a in self.data["articles"]],
             peers=[{**p, "href": self.row_url("accelerators", p["slug"]),

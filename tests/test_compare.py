@@ -246,3 +246,12 @@ async def test_a_source_without_a_title_is_named_by_its_address_and_said_untitle
     assert "[title not known" not in page
     for _, label in rows:
         assert f"Source: {label} (title not known)" in page
+
+
+async def test_eight_accelerators_are_the_most_compared(client, conn):
+    """The bound itself, literally: 8 slugs are a page, 9 a refusal that says how many were given."""
+    slugs = [slug for (slug,) in conn.execute("select slug from accelerators order by slug limit 9")]
+    eight = await client.get(f"/-/compare?ids={','.join(slugs[:8])}")
+    assert eight.status_code == 200 and all(f'href="/computekb/accelerators/{s}"' in eight.text for s in slugs[:8])
+    nine = await client.get(f"/-/compare?ids={','.join(slugs)}")
+    assert nine.status_code == 400 and "got 9" in nine.text

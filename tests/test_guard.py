@@ -58,8 +58,10 @@ async def test_nothing_but_get_and_head_is_answered(client, method, path):
     assert response.headers["allow"] == "GET, HEAD"
 
 
-async def test_head_is_answered(client):
-    assert (await client.request("HEAD", TABLE)).status_code == 200
+async def test_head_is_answered_with_the_get_headers_and_no_body(client):
+    head, get = await client.request("HEAD", TABLE), await client.get(TABLE)
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["content-type"] == get.headers["content-type"]
 
 
 def digest(path):

@@ -195,9 +195,11 @@ def test_the_image_builds_links_on_the_site_url(image):
     assert f"{SITE_URL}/computekb/articles-feed.atom" in feed.text and "evil" not in feed.text
 
 
-@pytest.mark.parametrize("path", ["/assets/reader.css", "/-/methodology", "/-/accelerators"])
-def test_the_image_serves_the_pages_that_read_the_projects_files(image, path):
-    assert httpx.get(image + path, timeout=10).status_code == 200
+@pytest.mark.parametrize("path, shows", [("/assets/reader.css", "font"), ("/-/methodology", "Source tiers"),
+                                         ("/-/accelerators", "H100")])
+def test_the_image_serves_the_pages_that_read_the_projects_files(image, path, shows):
+    response = httpx.get(image + path, timeout=10)
+    assert response.status_code == 200 and shows in response.text
 
 
 def test_the_images_replicas_share_its_secret(image, dist):

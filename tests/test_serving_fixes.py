@@ -34,9 +34,12 @@ async def other_name_client(fixture_db, tmp_path):
     return datasette.client
 
 
-@pytest.mark.parametrize("path", ["/", "/-/accelerators", "/-/search?q=memory", "/computekb/accelerators/acme-x1"])
-async def test_a_database_file_of_another_name_is_served_as_the_knowledge_base(other_name_client, path):
-    assert (await other_name_client.get(path)).status_code == 200
+@pytest.mark.parametrize("path, shows", [("/", 'action="/-/accelerators"'), ("/-/accelerators", "acme-x1"),
+                                         ("/-/search?q=memory", "search-results"),
+                                         ("/computekb/accelerators/acme-x1", "96.0")])
+async def test_a_database_file_of_another_name_is_served_as_the_knowledge_base(other_name_client, path, shows):
+    response = await other_name_client.get(path)
+    assert response.status_code == 200 and shows in response.text
 
 
 async def raw_get(datasette, raw_path):

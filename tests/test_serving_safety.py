@@ -189,3 +189,10 @@ async def test_without_cors_no_other_site_may_read_the_json(fixture_client):
     """`computekb serve` sends CORS headers only when asked (`--cors`, as the deployment image does)."""
     response = await fixture_client.get("/computekb/accelerators.json", headers={"origin": "https://other.example"})
     assert response.status_code == 200 and "access-control-allow-origin" not in response.headers
+
+
+@pytest.mark.parametrize("target_bytes, status", [(8192, 200), (8193, 414)])
+async def test_the_url_bound_is_8192_bytes_of_path_and_query(client, target_bytes, status):
+    path, query = "/computekb/accelerators", "_where=1=1"  # the `?` between them is not counted
+    response = await client.get(f"{path}?{query}" + "+" * (target_bytes - len(path) - len(query)))
+    assert response.status_code == status
