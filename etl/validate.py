@@ -316,7 +316,8 @@ def source_problems(source, _written):
                        "copies verbatim; an unnamed copy is third-party")
     if source["tier"] == QUOTED_TIER:
         for name, what in (("title", "the title of the vendor document quoted"),
-                           ("read_via", "the address of the page that quotes it")):
+                           ("read_via", "the address of the page that quotes it"),
+                           ("witness", "another source that states the same figures")):
             if not source.get(name):
                 yield name, f"a vendor-quoted source needs {what} ({name})"
     if source.get("witness") is not None and source["witness"] == source["slug"]:
@@ -326,6 +327,11 @@ def source_problems(source, _written):
 
 
 QUOTED_TIER = "vendor-quoted"
+# A note saying that the page cited was not read, or that the value was copied from Epoch's dataset while
+# another page is credited: such a value cites what was read (Epoch's dataset, tier reference-dataset).
+NOT_READ = re.compile(r"\b(?:page|article|report|post|press release|source|listing|announcement|copy)s? "
+                      r"(?:was|were|is|are|has|have) (?:never|not)(?: been)? (?:read|opened|seen)\b"
+                      r"|\bnot read here\b|\bread (?:only )?(?:through|via|from) Epoch", re.IGNORECASE)
 # Tables whose row holds one value, so the row's note speaks of that value.
 ONE_VALUE_TABLES = ("sources", "prices", "throughput", "format_support", "cloud_offers", "achieved_rates")
 # A dense 16-bit figure printed for FP16 accumulate, and one printed for FP32 accumulate.
@@ -335,11 +341,15 @@ SIXTEEN_BITS = ("fp16", "bf16")
 
 
 def note_problems(table, row, cited):
-    """What the notes of a row and of its cited values say against its values: an FP16-accumulate figure
-    stored as the comparable (FP32-accumulate) one."""
+    """What the notes of a row and of its cited values say against its values: a page not read, and an
+    FP16-accumulate figure stored as the comparable (FP32-accumulate) one."""
     notes = [(name, meta["note"]) for name, meta in cited.items() if isinstance(meta.get("note"), str)]
     if table in ONE_VALUE_TABLES and row.get("note"):
         notes.append(("note", row["note"]))
+    for name, text in notes:
+        if found := NOT_READ.search(text):
+            yield name, (f"the note says {found.group(0)!r}: a value cites the page that was read (a value copied "
+                         "from Epoch AI's dataset cites the dataset, tier reference-dataset), never one that was not")
     if table == "throughput" and row["precision"] in SIXTEEN_BITS and row["accumulate"] == "fp32":
         for name, text in notes:
             if FP16_ACCUMULATE.search(text) and not FP32_ACCUMULATE.search(text):
