@@ -41,7 +41,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.load_test import urls_by_kind, worker  # noqa: E402 (after the path is set)
+from bench.load_test import timed_get, urls_by_kind, worker  # noqa: E402 (after the path is set)
 from bench.serve_bench import percentile  # noqa: E402 (after the path is set)
 from etl.build import build_database  # noqa: E402 (after the path is set)
 from serving.serve import SETTINGS, free_port, wait_until_up  # noqa: E402 (after the path is set)
@@ -102,12 +102,7 @@ async def hostile(client, base, requests, index, stop, results):
     while time.monotonic() < stop:
         kind, path = requests[i % len(requests)]
         i += 1
-        started = time.perf_counter()
-        try:
-            status = (await client.get(base + path)).status_code
-        except httpx.HTTPError as error:
-            status = type(error).__name__
-        results.append((kind, time.perf_counter() - started, status, path))
+        await timed_get(client, base, kind, path, results)
 
 
 async def phase(base, kinds, seconds, requests=None):

@@ -72,16 +72,20 @@ def urls_by_kind(db, rng):
     return {kind: paths for kind, paths in kinds.items() if paths}
 
 
+async def timed_get(client, base, kind, path, results):
+    """GET `path`; appends (kind, seconds, status or the error's name, path) to `results`."""
+    started = time.perf_counter()
+    try:
+        status = (await client.get(base + path)).status_code
+    except httpx.HTTPError as error:
+        status = type(error).__name__
+    results.append((kind, time.perf_counter() - started, status, path))
+
+
 async def worker(client, base, kinds, rng, stop, results):
     while time.monotonic() < stop:
         kind = rng.choice(sorted(kinds))
-        path = rng.choice(kinds[kind])
-        started = time.perf_counter()
-        try:
-            status = (await client.get(base + path)).status_code
-        except httpx.HTTPError as error:
-            status = type(error).__name__
-        results.append((kind, time.perf_counter() - started, status, path))
+        await timed_get(client, base, kind, rng.choice(kinds[kind]), results)
 
 
 async def load(base, kinds, clients, seconds, seed):

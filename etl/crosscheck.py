@@ -22,6 +22,7 @@ from domain.schema import CROSSCHECK_FIELDS
 from .aliases import resolve
 
 DATASET = "epoch-ai"
+REFERENCE_TIER = "reference-dataset"  # the tier of a value cited to the dataset
 DATASET_TITLE = "Epoch AI's \"Data on Machine Learning Hardware\" (CC BY, epoch.ai/data/machine-learning-hardware)"
 CSV_PATH = Path("crosscheck") / DATASET / "ml_hardware.csv"  # within the data folder
 NAME_COLUMN = "Hardware name"
@@ -52,7 +53,8 @@ assert {m.field for m in MEASURES} | {"release-date"} == set(CROSSCHECK_FIELDS)
 
 # Our side of each number: one SQL expression per accelerator (`a`), dense matrix throughput by precision family.
 DENSE = ("(select max(t.tflops) from throughput t join number_formats f on f.slug = t.precision "
-         "where t.accelerator = a.slug and t.sparsity = 'dense' and t.engine = 'matrix' and f.family = '{}')")
+         "where t.accelerator = a.slug and t.sparsity = 'dense' and t.engine = 'matrix' and t.accumulate = 'fp32' "
+         "and f.family = '{}')")
 OURS = {
     "memory": "a.memory_gb",
     "bandwidth": "a.memory_bandwidth_gbs",
@@ -61,10 +63,11 @@ OURS = {
     "bf16-fp16": f"coalesce({DENSE.format('bf16')}, {DENSE.format('fp16')})",
     "fp8": DENSE.format("fp8"),
     "fp4": DENSE.format("fp4"),
-    # the launch list price of one device in USD
-    "price": "coalesce(a.launch_price_usd, (select min(p.amount) from prices p where p.accelerator = a.slug "
-             "and p.kind = 'launch-list' and p.currency = 'USD' and coalesce(p.scope, 'device') = 'device' "
-             "and coalesce(p.devices, 1) = 1))",
+    # the launch list price of one device in USD (as launch_price_usd), leaving out prices cited to the dataset
+    # itself: they would agree with it by construction
+    "price": "(select p.per_device_amount from prices p left join sources s on s.slug = p.source "
+             "where p.accelerator = a.slug and p.kind = 'launch-list' and p.currency = 'USD' "
+             f"and coalesce(s.tier, '') != '{REFERENCE_TIER}' order by p.observed, p.slug limit 1)",
 }
 
 

@@ -61,7 +61,8 @@ def value_tiers(conn, value):
         marks = ", ".join("?" for _ in value.precisions)
         sql = f"""select t.accelerator, c.tier from throughput t
                   join citations c on c.table_name = 'throughput' and c.row_slug = t.slug and c.field = 'tflops'
-                  where t.sparsity = 'dense' and t.engine = 'matrix' and t.precision in ({marks})"""
+                  where t.sparsity = 'dense' and t.engine = 'matrix' and t.accumulate = 'fp32'
+                  and t.precision in ({marks})"""
         rows = conn.execute(sql, value.precisions)
     best = {}
     for slug, tier in rows:
@@ -118,6 +119,8 @@ class PriceCoverage:
     """How much of the price measure the database holds."""
 
     launch_priced: int             # accelerators with a launch price
+    list_priced: int               # accelerators with a launch-list or later list price, in any currency
+    date_bases: dict               # price date basis -> prices
     offered: int                   # accelerators with a current offer
     providers: int                 # providers with a current offer
     offers: dict                   # provider -> (current offers, every offer, snapshots)
@@ -136,6 +139,8 @@ def price_coverage(conn: sqlite3.Connection) -> PriceCoverage:
                           "order by observed, slug limit 1").fetchone()
     return PriceCoverage(
         launch_priced=one("select count(*) from accelerators where launch_price_usd is not null"),
+        list_priced=one("select count(distinct accelerator) from prices where kind in ('launch-list', 'list')"),
+        date_bases=dict(conn.execute("select date_basis, count(*) from prices group by date_basis order by date_basis")),
         offered=one("select count(distinct accelerator) from cloud_offers where current"),
         providers=one("select count(distinct provider) from cloud_offers where current"),
         offers=offers, unmapped=unmapped, oldest_current=tuple(oldest) if oldest else None)
@@ -145,6 +150,8 @@ def format_prices(prices: PriceCoverage) -> list[str]:
     """The prices section of the report as text lines."""
     lines = ["", "prices",
              f"accelerators with a launch price: {prices.launch_priced}",
+             f"accelerators with a launch or list price: {prices.list_priced}",
+             "prices by date basis: " + ", ".join(f"{basis} {count}" for basis, count in prices.date_bases.items()),
              f"accelerators with a current offer: {prices.offered}",
              f"providers with a current offer: {prices.providers}",
              "offers per provider (current / all, snapshots):"]
@@ -152,7 +159,7 @@ def format_prices(prices: PriceCoverage) -> list[str]:
               in prices.offers.items()]
     if prices.oldest_current:
         observed, basis, provider, slug = prices.oldest_current
-        lines.append(f"oldest observation shown as current: {observed} ({basis or 'date basis not recorded'}), {provider}, {slug}")
+        lines.append(f"oldest observation shown as current: {observed} ({basis}), {provider}, {slug}")
     lines.append(f"catalog names that map to no accelerator: {len(prices.unmapped)}")
     lines += [f"  {dataset}: {name}" + (f" ({note})" if note else "") for dataset, name, note in prices.unmapped]
     return lines

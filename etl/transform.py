@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from domain import roofline, sizing
 from domain.schema import (
+    COMPARABLE_ACCUMULATE,
     LIST_COLUMNS,
     REFS,
     STAGED_ROWS,
@@ -398,13 +399,19 @@ class DeviceFigures(NamedTuple):
 FLOAT_KINDS = ("float", "family")
 
 
+def comparable_dense_matrix(row):
+    """Whether a throughput record (sparsity, engine, accumulate) is a dense matrix figure of the comparable
+    kind: FP32 accumulate, never a printed FP16-accumulate figure."""
+    return row["sparsity"] == "dense" and row["engine"] == "matrix" and row["accumulate"] == COMPARABLE_ACCUMULATE
+
+
 def dense_peaks(throughput, formats):
     """{accelerator: {bits: the highest dense matrix figure of a floating-point precision of that width}}."""
     bits_of = {f["slug"]: f["bits"] for f in formats if f["kind"] in FLOAT_KINDS and f["bits"]}
     peaks = {}
     for t in throughput:
         bits = bits_of.get(t["precision"])
-        if bits and t["sparsity"] == "dense" and t["engine"] == "matrix":
+        if bits and comparable_dense_matrix(t):
             by_bits = peaks.setdefault(t["accelerator"], {})
             by_bits[bits] = max(by_bits.get(bits, 0.0), t["tflops"])
     return peaks
@@ -461,7 +468,8 @@ def benchmark_columns(stage):
     accelerator_of = dict(benchmark_accelerators(aliases, stage.select("benchmark_results", ("slug", "accelerator_name"))))
     stage.set_column("benchmark_results", "accelerator", accelerator_of.items())
     formats = list(stage.select("number_formats", ("slug", "effective_bits", "bits", "kind")))
-    peaks = dense_peaks(stage.select("throughput", ("accelerator", "precision", "sparsity", "engine", "tflops")), formats)
+    peaks = dense_peaks(stage.select("throughput", ("accelerator", "precision", "sparsity", "engine", "accumulate",
+                                                     "tflops")), formats)
     devices = device_figures(stage.select("accelerators", ("slug", "memory_gb", "addressable_memory_gb",
                                                            "memory_bandwidth_gbs", "interconnect_gbs")),
                              stage.select("runtime_memory", ("accelerator", "memory_gb")), peaks)
@@ -496,8 +504,9 @@ def cross_file_columns(stage):
     price_columns(stage)
     for column, precision_family in CAPABILITY_FAMILIES.items():
         stage.set_column("accelerators", column, capability(accelerators, claims, family, precision_family))
-    dense_matrix = [row for row in stage.select("throughput", ("accelerator", "precision", "tflops", "sparsity", "engine"))
-                    if row["sparsity"] == "dense" and row["engine"] == "matrix"]
+    dense_matrix = [row for row in stage.select("throughput", ("accelerator", "precision", "tflops", "sparsity", "engine",
+                                                                "accumulate"))
+                    if comparable_dense_matrix(row)]
     stage.set_column("accelerators", "fp8_speedup", fp8_speedups(accelerators, dense_matrix, family))
     sources = list(stage.select("sources", ("slug", "tier", "article")))
     tier_of = {source["slug"]: source["tier"] for source in sources}

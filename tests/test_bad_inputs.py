@@ -41,8 +41,12 @@ REQUIRED = {
     "forbidden-host-ideographic-full-stop", "forbidden-host-path", "forbidden-mirror", "uncited-source",
     # Reliability: units by the grammar of their field.
     "unit-grammar", "explicit-tags", "numbers-out-of-range", "explicit-slug-same-key", "file-names",
+    # Every offer and price says how its date was established.
+    "offer-without-date-basis", "price-date-basis",
     # Comparable rows: the kinds of memory and power agree with the values they describe.
     "memory-and-power-kinds",
+    # Evidence rules v3: vendor quotes with their document and witness, FP16 accumulate apart, price dates.
+    "vendor-quoted-rules", "fp16-accumulate", "value-from-page-not-read",
 }
 
 

@@ -22,7 +22,7 @@ CSV = """\
 Hardware name,Manufacturer,Release date,Release price (USD),Tensor-FP16/BF16 performance (FLOP/s),\
 Memory (bytes),Memory bandwidth (byte/s),TDP (W)
 Acme X1,Acme,,,,96000000000.0,4900000000000.0,700.0
-Acme X2,Acme,,,,150000000000.0,3350000000000.0,1300.0
+Acme X2,Acme,,41000.0,,150000000000.0,3350000000000.0,1300.0
 Beta B1,Beta,,,2.5e+14,24000000000.0,900000000000.0,
 Acme Q1,Acme,2019-05-01,,,,,
 Zeta Z9,Zeta,2024-01-01,,,8000000000.0,,
@@ -44,6 +44,18 @@ crosscheck_notes:
      note: Written before the values agreed.}
 """
 
+# A launch price cited to the dataset itself: it agrees with the dataset by construction, so it is not compared.
+THE_DATASET = """
+sources:
+  - {slug: the-dataset, url: https://example.com/ml-hardware, title: The dataset, publisher: Example, kind: benchmark,
+     tier: reference-dataset, retrieved: 2026-12-01}
+"""
+FROM_THE_DATASET = """
+prices:
+  - {slug: acme-x2-launch, accelerator: acme-x2, kind: launch-list, amount: 41000, currency: USD,
+     observed: 2026-02-01, date_basis: stated, source: the-dataset}
+"""
+
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory):
@@ -51,7 +63,8 @@ def checked(tmp_path_factory):
     folder = tmp_path_factory.mktemp("crosscheck")
     data = folder / "data"
     shutil.copytree(FIXTURE_DATA, data)
-    for path, text in {CSV_PATH: CSV, "aliases/epoch-ai.yml": ALIASES, "crosscheck/epoch-ai.yml": NOTES}.items():
+    for path, text in {CSV_PATH: CSV, "aliases/epoch-ai.yml": ALIASES, "crosscheck/epoch-ai.yml": NOTES,
+                       "sources/the-dataset.yml": THE_DATASET, "specs/prices/from-the-dataset.yml": FROM_THE_DATASET}.items():
         (data / path).parent.mkdir(parents=True, exist_ok=True)
         (data / path).write_text(textwrap.dedent(text))
     build_database(data, folder / "kb.db")
@@ -70,6 +83,7 @@ def test_every_value_of_a_matched_accelerator_is_compared_within_three_percent(c
         Comparison("Acme X2", "acme-x2", "bandwidth", 3350.0, 3350.0, "agree"),
         Comparison("Acme X2", "acme-x2", "tdp", 1300.0, 1200.0, "unexplained"),   # 100 / 1300 = 7.7%
         Comparison("Acme X2", "acme-x2", "fp8", None, 1000.0, "knowledge-base-only"),  # its dense FP8 matrix figure
+        Comparison("Acme X2", "acme-x2", "price", 41000.0, None, "dataset-only"),  # ours cites the dataset
         Comparison("Beta B1", "beta-b1", "memory", 24.0, 24.0, "agree"),
         Comparison("Beta B1", "beta-b1", "bandwidth", 900.0, 900.0, "agree"),
         Comparison("Beta B1", "beta-b1", "tdp", None, 350.0, "knowledge-base-only"),
@@ -84,7 +98,7 @@ def test_names_not_matched_are_listed_and_stale_notes_found(checked):
     assert result.none == ["Acme Q1"]
     assert result.stale == [("beta-b1", "memory")]
     assert summary(result) == {"matched accelerators": 3, "agree": 6, "explained": 1, "unexplained": 1,
-                               "dataset-only": 1, "knowledge-base-only": 4, "stale notes": 1,
+                               "dataset-only": 2, "knowledge-base-only": 4, "stale notes": 1,
                                "unmatched names": 1, "names meaning none": 1}
 
 

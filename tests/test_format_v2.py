@@ -92,7 +92,7 @@ FILES = {
           - {accelerator: vendor-tpu, format: fp4, source: vendor-blackwell-datasheet, note: "FP4 only"}
         prices:
           - {slug: vendor-h200-launch-usd, accelerator: vendor-h200-sxm, kind: launch-list, amount: 1999, currency: USD,
-             observed: 2025-01-06, region: US, source: vendor-h200-datasheet}
+             observed: 2025-01-06, date_basis: stated, region: US, source: vendor-h200-datasheet}
         """,
 }
 

@@ -47,6 +47,8 @@ def test_offers_per_gpu_hour_and_the_current_snapshot(fx):
 def test_report_prices_section(fx):
     lines = format_prices(price_coverage(fx))
     assert "accelerators with a launch price: 2" in lines
+    assert "accelerators with a launch or list price: 2" in lines    # acme-x1 and beta-b1; acme-x2's is reported
+    assert "prices by date basis: stated 4" in lines
     assert "accelerators with a current offer: 2" in lines
     assert "  cloudco: 3 / 4, 2" in lines
     assert "oldest observation shown as current: 2026-06-15 (read), cloudco, cloudco-b1-3-2026-06" in lines

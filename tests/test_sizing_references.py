@@ -12,8 +12,8 @@ import sqlite3
 
 import pytest
 
-from domain import runtimes, sizing
-from plugins import llm_math
+from domain import parameters, runtimes, sizing
+from plugins import sizing_sql
 from serving.serve import make_datasette
 
 GIB = 2**30
@@ -198,16 +198,16 @@ def test_llama_cpp_keeps_compute_buffers_and_no_fraction():
 
 def test_an_unknown_runtime_is_named_with_the_known_ones():
     with pytest.raises(ValueError, match="runtime must be one of vllm, sglang, tensorrt-llm, llama-cpp"):
-        llm_math.runtime_of("ollama")
+        parameters.runtime("ollama")
 
 
 # The functions of the first release keep their names and arguments
 
 def test_the_first_release_functions_still_answer(conn):
     db = sqlite3.connect(":memory:")
-    llm_math.prepare_connection(db)
+    sizing_sql.prepare_connection(db)
     arch = conn.execute("select architecture from models where slug = 'llama-3-1-8b'").fetchone()[0]
-    bits = llm_math.uniform_bits(16)
+    bits = sizing_sql.uniform_bits(16)
     old = json.loads(db.execute("select llm_size(?, ?, 85, 3350, 8192, 1, 16, 1, 1, 0.9)", (arch, bits)).fetchone()[0])
     new = json.loads(db.execute("select llm_fit(?, ?, json_object('memory_gb', 85, 'bandwidth_gbs', 3350), "
                                 "json_object('context', 8192, 'batch', 1, 'kv_bits', 16, 'tp', 1, 'pp', 1, "

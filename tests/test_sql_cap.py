@@ -10,8 +10,10 @@ from urllib.parse import quote, urlencode
 import pytest
 from datasette.utils.asgi import Request
 
-from plugins.sql_cap import Cap, cap_of, is_expensive
+from plugins.sql_cap import Cap, cap_of, is_expensive, with_filters
 from serving.headers import SECURITY_HEADERS
+from serving.metadata import full_metadata
+from serving.paths import METADATA_YML
 from serving.serve import SETTINGS, make_datasette
 from serving.site import query_path
 
@@ -133,3 +135,26 @@ async def test_a_capped_request_waits_for_a_slot_that_comes_free(fixture_db):
     await datasette.invoke_startup()
     answers = await asyncio.gather(*[datasette.client.get(f"{query_path('json')}?sql=select {i} as n") for i in range(4)])
     assert [a.status_code for a in answers] == [200] * 4
+
+
+@pytest.mark.parametrize("query, filters, sent", [
+    ("SELECT * FROM t WHERE TRUE [[ AND vendor = :vendor ]] [[ AND m >= :min_memory ]]", {"vendor": "acme"},
+     "SELECT * FROM t WHERE TRUE  AND vendor = :vendor  "),
+    ("SELECT * FROM t [[ WHERE m >= :min_memory ]]", {"min_memory": ""}, "SELECT * FROM t "),
+    ("SELECT 1 [[ AND TRUE ]]", {"x": "1"}, "SELECT 1 "),
+])
+def test_a_chart_query_is_filled_as_documented(query, filters, sent):
+    assert with_filters(query, filters) == sent
+
+
+def test_a_chart_query_is_filled_as_datasette_dashboards_fills_it():
+    """The plugin's own function (not part of its public API) and ours agree on every chart of the site."""
+    from datasette_dashboards import replace_opts_in_query
+
+    charts = [chart["query"] for dashboard in full_metadata(METADATA_YML)["plugins"]["datasette-dashboards"].values()
+              for chart in dashboard["charts"].values() if "query" in chart]
+    names = sorted({name for query in charts for name in re.findall(r":([a-zA-Z0-9_]+)", query)})
+    assert charts and names
+    for filters in [{}, dict.fromkeys(names, "1"), dict.fromkeys(names, ""), {names[0]: "x"}, {names[-1]: "9"}]:
+        for query in charts:
+            assert with_filters(query, filters) == replace_opts_in_query(query, filters), (query, filters)
