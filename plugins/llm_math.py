@@ -24,7 +24,7 @@ from pathlib import Path
 
 from datasette import hookimpl
 
-from domain import sizing
+from domain import sizing, speed
 from domain.schema import MAXIMA, NUMERIC_KINDS, TABLES_BY_NAME
 from serving.query_args import search_problem
 
@@ -186,6 +186,7 @@ class Question:
     checkpoint: sizing.Checkpoint
     device: sizing.Device
     workload: sizing.Workload
+    bandwidth_share: float | None = None  # the device's best achieved bandwidth ÷ datasheet, where measured
 
 
 # The models table's numeric fields: an architecture given in SQL is held to their ranges (domain/schema.py)
@@ -245,8 +246,23 @@ def optional_number(name, value):
     return None if value is None else number(name, value)
 
 
-def question(architecture, bits, device, context, batch, kv_bits, utilization, runtime=None):
-    """`device`: a mapping with memory_gb and, where known, bandwidth_gbs, dense_tflops, link_gbs, slug."""
+def share_of(value):
+    """An achieved share of the datasheet bandwidth: NULL when none is measured, else in (0, 1.5]."""
+    if value is None:
+        return None
+    if number("bandwidth_share", value, positive=True) > 1.5:
+        raise ValueError(f"bandwidth_share must be in (0, 1.5], got {value}")
+    return float(value)
+
+
+def max_seqs_of(value):
+    """A runtime's sequence limit (vLLM's max_num_seqs): NULL for the runtime's own default."""
+    return None if value is None else whole("max_num_seqs", value)
+
+
+def question(architecture, bits, device, context, batch, kv_bits, utilization, runtime=None, max_num_seqs=None):
+    """`device`: a mapping with memory_gb and, where known, bandwidth_gbs, dense_tflops, link_gbs, slug,
+    bandwidth_share (the best achieved bandwidth ÷ datasheet)."""
     return Question(architecture_of(architecture), checked_bits(bits),
                     sizing.Device(number("memory_gb", device["memory_gb"], positive=True) * sizing.GB,
                                   optional_number("bandwidth_gbs", device.get("bandwidth_gbs")),
@@ -254,7 +270,8 @@ def question(architecture, bits, device, context, batch, kv_bits, utilization, r
                                   optional_number("link_gbs", device.get("link_gbs")), str(device.get("slug") or "")),
                     sizing.Workload(whole("context", context), whole("batch", batch),
                                     number("kv_bits", kv_bits, positive=True), fraction_of("utilization", utilization),
-                                    runtime_of(runtime)))
+                                    runtime_of(runtime), max_seqs_of(max_num_seqs)),
+                    share_of(device.get("bandwidth_share")))
 
 
 def layout_of(tp, pp):
@@ -274,6 +291,17 @@ def speed_answer(speed: sizing.Speed | None) -> dict:
             "compute_ms": None if speed.compute_s is None else speed.compute_s * 1e3,
             "communication_ms": speed.communication_s * 1e3,
             "first_token_ms": None if speed.prefill_s is None else speed.prefill_s * 1e3}
+
+
+def expected_answer(q: Question, s: sizing.Sizing) -> dict:
+    """The speed the runtime can be expected to reach (domain/speed.py), beside the ceiling, and its basis."""
+    step = speed.step(q.architecture, q.checkpoint, s.layout, q.device, q.workload.batch, q.workload.context,
+                      q.workload.kv_bits, q.workload.runtime, q.bandwidth_share)
+    if step is None:
+        return {"expected_tokens_per_s_per_sequence": None, "expected_tokens_per_s": None}
+    e = speed.expected(step)
+    return {"expected_tokens_per_s_per_sequence": e.tokens_per_s_per_sequence,
+            "expected_tokens_per_s": e.batch_tokens_per_s, "expected_basis": e.basis}
 
 
 def answer(q: Question, sizing_result: sizing.Sizing | None, problem: str | None = None,
@@ -308,7 +336,7 @@ def answer(q: Question, sizing_result: sizing.Sizing | None, problem: str | None
         "needed_gb_per_device": gb(s.needed_per_device),
         "usable_gb_per_device": gb(s.usable_per_device),
         "shortfall_gb_per_device": gb(s.shortfall_per_device),
-        **speed_answer(s.speed),
+        **speed_answer(s.speed), **expected_answer(q, s),
         "problem": problem, **fits_instead,
     })
 
@@ -344,7 +372,8 @@ def llm_fit(architecture, bits, device, workload):
     if device.get("memory_gb") is None:
         return None
     q = question(architecture, bits, device, workload.get("context"), workload.get("batch", 1),
-                 workload.get("kv_bits"), workload.get("fraction"), workload.get("runtime"))
+                 workload.get("kv_bits"), workload.get("fraction"), workload.get("runtime"),
+                 workload.get("max_num_seqs"))
     return fit(q, workload.get("tp"), workload.get("pp"))
 
 
@@ -359,11 +388,14 @@ def llm_size(architecture, bits, memory_gb, bandwidth_gbs, context, batch, kv_bi
     return fit(q, tp, pp)
 
 
-def llm_largest_batch(architecture, bits, memory_gb, context, kv_bits, tp, pp, utilization, runtime=None):
-    """The most sequences of `context` tokens that fit on `tp` × `pp` devices (NULL: not a valid layout)."""
+def llm_largest_batch(architecture, bits, memory_gb, context, kv_bits, tp, pp, utilization, runtime=None,
+                      max_num_seqs=None):
+    """The most sequences of `context` tokens that fit on `tp` × `pp` devices, at most the runtime's
+    `max_num_seqs` (NULL: not a valid layout)."""
     if None in (architecture, bits, memory_gb):
         return None
-    q = question(architecture, bits, {"memory_gb": memory_gb}, context, 1, kv_bits, utilization, runtime)
+    q = question(architecture, bits, {"memory_gb": memory_gb}, context, 1, kv_bits, utilization, runtime,
+                 max_num_seqs)
     layout = layout_of(tp, pp)
     if sizing.layout_problem(q.architecture, layout):
         return None
@@ -371,12 +403,13 @@ def llm_largest_batch(architecture, bits, memory_gb, context, kv_bits, tp, pp, u
 
 
 def llm_longest_context(architecture, bits, memory_gb, batch, kv_bits, tp, pp, utilization, max_context,
-                        runtime=None):
+                        runtime=None, max_num_seqs=None):
     """The most tokens per sequence, up to `max_context`, that fit with `batch`
-    sequences on `tp` × `pp` devices (NULL: not a valid layout)."""
+    sequences on `tp` × `pp` devices, the runtime's reserve sized for `max_num_seqs` (NULL: not a valid layout)."""
     if None in (architecture, bits, memory_gb, max_context):
         return None
-    q = question(architecture, bits, {"memory_gb": memory_gb}, 1, batch, kv_bits, utilization, runtime)
+    q = question(architecture, bits, {"memory_gb": memory_gb}, 1, batch, kv_bits, utilization, runtime,
+                 max_num_seqs)
     layout = layout_of(tp, pp)
     if sizing.layout_problem(q.architecture, layout):
         return None
@@ -517,17 +550,18 @@ def sizing_problems(args, lookup, numbers):
 CHECKS = {
     "what-fits": lambda args, lookup: sizing_problems(args, lookup, (
         ("context", True, ""), ("batch", True, "1"), ("tp", False, ""), ("pp", False, ""),
-        ("usable_fraction", False, ""))),
+        ("usable_fraction", False, ""), ("max_num_seqs", False, ""))),
     "longest-context": lambda args, lookup: sizing_problems(args, lookup, (
-        ("batch", True, "1"), ("pp", True, "1"), ("max_context", False, ""), ("usable_fraction", False, "")))
-        + [max_context_problem(args, lookup)],
+        ("batch", True, "1"), ("pp", True, "1"), ("max_context", False, ""), ("usable_fraction", False, ""),
+        ("max_num_seqs", False, ""))) + [max_context_problem(args, lookup)],
     "largest-batch": lambda args, lookup: sizing_problems(args, lookup, (
-        ("context", True, ""), ("pp", True, "1"), ("usable_fraction", False, ""))),
+        ("context", True, ""), ("pp", True, "1"), ("usable_fraction", False, ""), ("max_num_seqs", False, ""))),
     "cost-per-million-tokens": lambda args, lookup: [
         slug_problem("model", given(args, "model"), lookup.values("select slug from models"), "a slug of the models table"),
         slug_problem("weight_format", given(args, "weight_format"), lookup.values(FORMATS_WITH_BITS),
                      "a slug of number_formats with known bits"),
-        whole_problem("batch", given(args, "batch", "1")),
+        whole_problem("batch", given(args, "batch", "1")), whole_problem("context", given(args, "context", "2048")),
+        whole_problem("max_num_seqs", given(args, "max_num_seqs"), required=False),
         fraction_problem("usable_fraction", given(args, "usable_fraction")), runtime_problem(given(args, "runtime"))],
     "per-dollar-per-watt": lambda args, lookup: [device_class_problem(given(args, "device_class"), lookup)],
     "articles-about": lambda args, lookup: [
