@@ -3,8 +3,8 @@ KV cache per device, decode ceiling, and the longest context or largest batch
 that fits (formulas and worked examples in docs/LLM_MATH.md).
 
 Pure functions on named records, shared by the build (parameter counts of the
-models table, the fields each model must give) and by the Datasette plugin
-`plugins/llm_math.py`, which registers them as SQL functions. Byte counts are
+models table, the fields each model must give) and by the sizing questions of
+`domain/fits.py`, which the what-fits page and the SQL functions ask. Byte counts are
 exact integers where the inputs are; GB are decimal (10^9 bytes).
 
 What the estimate leaves out is listed in docs/LLM_MATH.md: activations beyond
