@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import NamedTuple
 
+from .runtimes import RUNTIMES as RUNTIME_SLUGS
 from .sizing import ACTIVE_COUNTINGS, LINEAR_ATTENTION_KINDS
 from .units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 
@@ -57,6 +58,10 @@ assert set(MEMORY_KIND_OF_TYPE) == set(MEMORY_TYPES)
 POWER_KINDS = ("tdp", "tbp", "tgp", "measured-max", "configurable-max")
 # How an offer's date was established (cloud_offers.date_basis).
 DATE_BASES = ("observed", "read")
+# What a matrix figure accumulates in (throughput.accumulate): dense BF16/FP16 means FP32 accumulate, and a
+# figure printed for FP16 accumulate is a variant of its own, never in the comparable columns.
+COMPARABLE_ACCUMULATE = "fp32"
+ACCUMULATES = (COMPARABLE_ACCUMULATE, "fp16")
 # How a price's date was established (prices.date_basis): the price's own source states it, or the source
 # gives no date and the price is dated by the product's launch or announcement date from another source.
 PRICE_DATE_BASES = ("stated", "launch")
@@ -88,8 +93,22 @@ MAXIMA = {
     "linear_attention_layers": 1e4, "linear_heads": 1e4, "linear_key_heads": 1e4, "linear_key_head_dim": 1e5,
     "linear_value_head_dim": 1e5, "linear_conv_kernel": 1e4, "indexer_heads": 1e4, "indexer_head_dim": 1e5,
     "high_precision_layers": 1e4, "accelerators_per_node": 1e5, "nodes": 1e5, "total_accelerators": 1e6,
-    "result": 1e12, "bandwidth_gbs": 1e8, "dies_per_package": 1e3,
+    "result": 1e12, "bandwidth_gbs": 1e8, "dies_per_package": 1e3, "batch": 1e6, "input_tokens": 1e8,
+    "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9, "max_input_tokens": 1e8,
 }
+
+
+class SheetGroup(NamedTuple):
+    """A group of a spec sheet: its anchor (`#section-memory`) and its heading."""
+
+    key: str
+    title: str
+
+
+# The spec sheet's groups in reading order: identity is the sheet's head, the others its sections.
+SHEET_GROUPS = (SheetGroup("identity", "Identity"), SheetGroup("memory", "Memory"), SheetGroup("compute", "Compute"),
+                SheetGroup("interconnect", "Interconnect"), SheetGroup("power", "Power"),
+                SheetGroup("price", "Price and rental offers"))
 
 
 @dataclass(frozen=True)
@@ -108,11 +127,35 @@ class Field:
     # as DRAM capacities are binary (docs/DATA.md, "The capacity rule"); other prefixes convert within the
     # label's own base (1 TiB is 1024 of the column's GB).
     capacity: bool = False
+    # The value a record that leaves the field out has, stored so; a row of the default keeps the slug it
+    # had before the field existed (`derived_slug`).
+    default: str | None = None
+    # How the reader pages show the field (the spec sheet, the finder, compare, the column glossary): its name in
+    # words (the unit is added where a header needs it), a shorter finder header where the label is long, the
+    # spec-sheet group it sits in (SHEET_GROUPS), the bool column that marks the value as derived, and what a
+    # blank cell says (default "not stated").
+    label: str | None = None
+    header: str | None = None
+    group: str | None = None
+    marked_by: str | None = None
+    unknown: str | None = None
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
+        assert self.group is None or self.group in {g.key for g in SHEET_GROUPS}, self.name
         assert (self.kind == "quantity") == (self.unit is not None), self.name
         assert not self.capacity or self.unit == "GB", self.name
+
+    @property
+    def shown_label(self) -> str:
+        """The field's name in words: its label, or its column name with spaces."""
+        return self.label or self.name.replace("_", " ").capitalize()
+
+    @property
+    def heading(self) -> str:
+        """A column header: the short header or the label, with the unit ("Bandwidth (GB/s)")."""
+        words = self.header or self.shown_label
+        return f"{words} ({self.unit})" if self.unit else words
 
     @property
     def maximum(self) -> float | None:
@@ -136,10 +179,17 @@ class Table:
     # The facets the table page shows, where not every facet column: the few a reader filters on. The
     # other facet columns keep their indexes and tag counts and are a `_facet=` away.
     page_facets: tuple = ()
+    # The compact table of the reader (the finder, Datasette's table page): its columns in reading order, and
+    # those that fold under the first column on a phone.
+    finder: tuple = ()
+    finder_folded: tuple = ()
 
     def __post_init__(self):
         # a page facet is counted from its facet index (etl/load.py): only facet columns have one
         assert all(self.field(name).facet for name in self.page_facets), self.name
+        assert set(self.finder_folded) <= set(self.finder), self.name
+        for name in self.finder:
+            self.field(name)
 
     def field(self, name):
         return next(f for f in self.fields + self.derived if f.name == name)
@@ -163,6 +213,19 @@ class Table:
     def units(self):
         """{field name: its unit, or None} of every field, `refs` included."""
         return {f.name: f.unit for f in self.fields + self.derived}
+
+
+def derived_slug(table, values):
+    """The slug of a row of a table whose slug derives from key fields: the fields' values joined by hyphens,
+    a field left at its default left out, a field of another value as `value-field` ("fp16-accumulate")."""
+    parts = []
+    for name in table.slug_from:
+        field, value = table.field(name), values.get(name)
+        if field.default is None:
+            parts.append(value)
+        elif value is not None and value != field.default:
+            parts.append(f"{value}-{name}")
+    return "-".join(parts)
 
 
 def slug(description="Permanent identifier, lower-case [a-z0-9-]; the row's permalink."):
@@ -200,6 +263,9 @@ TABLES = (
         Field("published", "date", "Publication date stated by the page, if any."),
         Field("retrieved", "date", "Date the page was read for this knowledge base.", required=True),
         Field("article", "ref", "The catalogued article this source is, if any.", ref="articles"),
+        Field("witness", "ref", "vendor-quoted sources: another source that states the same figures (another quote "
+              "or copy of the document, a vendor figure of another kind, Epoch AI's dataset); required for that tier, "
+              "and never a seller listing.", ref="sources"),
         note(),
     ), label="label", sort_desc="retrieved", one_of=("title", "url"), derived=(
         Field("label", "text", "Display label: the title, or the page's address when its title is not known."),
@@ -289,66 +355,90 @@ TABLES = (
     Table("accelerators", "GPUs, TPUs, ASICs, NPUs, DPUs and unified-memory systems: one row per product as sold, "
           "its values for the row's scope (per GPU/device unless the scope says otherwise).", (
         slug(),
-        Field("vendor", "ref", "Maker.", required=True, ref="vendors", facet=True),
-        Field("name", "text", "Product name.", required=True),
-        Field("family", "text", "Product family or generation."),
-        Field("architecture", "text", "Microarchitecture."),
+        Field("vendor", "ref", "Maker.", required=True, ref="vendors", facet=True, label="Vendor", group="identity"),
+        Field("name", "text", "Product name.", required=True, label="Accelerator"),
+        Field("family", "text", "Product family or generation.", label="Family", group="identity"),
+        Field("architecture", "text", "Microarchitecture.", label="Architecture", group="identity"),
         Field("architecture_family", "text", "The architecture's family name alone (Blackwell, Hopper, CDNA 3, "
               "RDNA 4...), one spelling for every product of it whatever its line (GeForce RTX 50, GB10 and Jetson "
-              "Thor are Blackwell): what search and the finder match.", facet=True),
-        Field("device_class", "enum", "Kind of device.", required=True, choices=DEVICE_CLASSES, facet=True),
+              "Thor are Blackwell): what search and the finder match.", facet=True,
+              label="Architecture family", group="identity"),
+        Field("device_class", "enum", "Kind of device.", required=True, choices=DEVICE_CLASSES, facet=True,
+              label="Class", group="identity"),
         Field("scope", "enum", "What the row's values count: device (one GPU/accelerator/card as sold), chip (a chip "
-              "inside a system row), superchip, module, or system.", required=True, choices=SCOPES, facet=True),
+              "inside a system row), superchip, module, or system.", required=True, choices=SCOPES, facet=True,
+              label="Scope", group="identity"),
         Field("system", "ref", "The system row this chip or GPU belongs to; its values never exceed the system's.",
-              ref="accelerators"),
-        Field("form_factor", "text", "Form factor (SXM, PCIe, OAM, module, system...)."),
+              ref="accelerators", label="Part of system", group="identity"),
+        Field("form_factor", "text", "Form factor (SXM, PCIe, OAM, module, system...).", label="Form factor",
+              group="identity"),
         Field("status", "enum", "Market status, where a page read states or implies it (null: not known).",
-              choices=("announced", "shipping", "discontinued"), facet=True),
+              choices=("announced", "shipping", "discontinued"), facet=True, label="Status", group="identity"),
         Field("announced", "date", "Date the vendor announced the product (YYYY, YYYY-MM or YYYY-MM-DD); null when "
-              "no source read says.", cited=True),
+              "no source read says.", cited=True, label="Announced", group="identity"),
         Field("available", "date", "Date the product was first available to buy or rent; null when no source read "
-              "says. Never before `announced`.", cited=True),
+              "says. Never before `announced`.", cited=True, label="Available", group="identity"),
         Field("memory_gb", "quantity", "Memory per row scope, the number the vendor prints, whatever its label: "
               "24 GiB and 24 GB are both 24 (DRAM capacities are binary; no GiB to GB conversion). What a runtime "
-              "can allocate is the runtime_memory table.", unit="GB", capacity=True),
-        Field("memory_type", "enum", "Memory technology, one canonical spelling each.", choices=MEMORY_TYPES, facet=True),
+              "can allocate is the runtime_memory table.", unit="GB", capacity=True, label="Memory",
+              group="memory"),
+        Field("memory_type", "enum", "Memory technology, one canonical spelling each.", choices=MEMORY_TYPES, facet=True,
+              label="Memory type", group="memory"),
         Field("memory_kind", "enum", "What kind of memory memory_gb and memory_bandwidth_gbs measure: hbm, gddr, lpddr, "
               "ddr, unified (shared with a CPU in one package or module) or on-chip-sram (SRAM on the die, no DRAM: "
               "kept out of the default capacity and bandwidth charts). Agrees with memory_type where both are given.",
-              choices=MEMORY_KINDS, facet=True),
-        Field("memory_bandwidth_gbs", "quantity", "Peak memory bandwidth per row scope (read and write share it).", unit="GB/s"),
+              choices=MEMORY_KINDS, facet=True, label="Memory kind", group="memory"),
+        Field("memory_bandwidth_gbs", "quantity", "Peak memory bandwidth per row scope (read and write share it).", unit="GB/s",
+              label="Memory bandwidth", header="Bandwidth", group="memory"),
         Field("addressable_memory_gb", "quantity", "Unified-memory systems: memory the accelerator can address, as the "
-              "vendor states it (the number the vendor prints, as memory_gb).", unit="GB", capacity=True),
+              "vendor states it (the number the vendor prints, as memory_gb).", unit="GB", capacity=True,
+              label="Addressable memory", group="memory"),
         Field("tdp_w", "quantity", "Maximum power per row scope, of the kind power_kind says (the column keeps its "
-              "name whatever the kind).", unit="W"),
+              "name whatever the kind).", unit="W", label="Max power", header="Power", group="power"),
         Field("power_kind", "enum", "What tdp_w is, as its source names it: tdp (thermal design power, or a maximum "
               "power the source names no other way), tbp (total board power), tgp (total graphics power), "
               "measured-max (the highest draw measured, where no rating is published) or configurable-max (the "
-              "ceiling of a configurable range).", choices=POWER_KINDS, facet=True),
+              "ceiling of a configurable range).", choices=POWER_KINDS, facet=True,
+              label="Power kind", group="power"),
         Field("dies_per_package", "int", "Compute dies or chips in one package or card as sold (MI250X: 2 GCDs; Cloud "
-              "AI 100 Ultra: 4 SoCs), where the row's cited source states it; null otherwise.", minimum=1),
-        Field("interconnect", "ref", "Main accelerator-to-accelerator link.", ref="interconnects", facet=True),
-        Field("interconnect_gbs", "quantity", "Interconnect bandwidth per row scope, both directions added (bidirectional).", unit="GB/s"),
-        Field("host_interface", "ref", "Link to the host (an interconnects row of kind host), where stated.", ref="interconnects"),
-        source(), note(),
+              "AI 100 Ultra: 4 SoCs), where the row's cited source states it; null otherwise.", minimum=1,
+              label="Dies per package", group="identity"),
+        Field("interconnect", "ref", "Main accelerator-to-accelerator link.", ref="interconnects", facet=True,
+              label="Interconnect", group="interconnect"),
+        Field("interconnect_gbs", "quantity", "Interconnect bandwidth per row scope, both directions added (bidirectional).", unit="GB/s",
+              label="Interconnect bandwidth", group="interconnect"),
+        Field("host_interface", "ref", "Link to the host (an interconnects row of kind host), where stated.", ref="interconnects",
+              label="Host interface", group="interconnect"),
+        source(), Field("note", "text", note().description, label="Note", unknown="no note"),
     ), label="name", cited=True, sort_desc="memory_bandwidth_gbs", search=("name", "slug", "family", "architecture", "architecture_family"),
         page_facets=("vendor", "device_class", "architecture_family", "memory_kind", "native_fp8", "native_fp4"),
+        finder=("name", "vendor", "device_class", "memory_gb", "memory_type", "memory_bandwidth_gbs", "tdp_w",
+                "native_fp8", "native_fp4", "fp4_formats", "launch_price_usd", "cheapest_gpu_hour_usd", "note"),
+        finder_folded=("vendor", "device_class"),
         derived=(
         Field("launch_price_usd", "quantity", "Derived, never authored: the per-device amount of the accelerator's "
-              "launch-list price in USD (prices table; the earliest when several), where one exists.", unit="USD"),
+              "launch-list price in USD (prices table; the earliest when several), where one exists.", unit="USD",
+              label="Launch list price", header="List price", group="price", marked_by="launch_price_derived",
+              unknown="no list price found"),
         Field("launch_price_derived", "bool", "Whether launch_price_usd is a system or kit price divided by the "
               "devices it holds (derived), not a per-device list price."),
         Field("cheapest_gpu_hour_usd", "quantity", "Cheapest current on-demand price per accelerator-hour in USD "
               "(cloud_offers: the instance's hourly price divided by its accelerators), where any current offer in "
-              "USD exists.", unit="USD/h"),
+              "USD exists.", unit="USD/h",
+              label="Cheapest cloud offer per GPU-hour", header="Cloud per GPU-hour", group="price",
+              unknown="no current USD offer"),
         Field("fp4_formats", "list", "4-bit floating-point formats supported natively (JSON array: nvfp4, mxfp4, or fp4 "
-              "when a source says FP4 without naming the format), from format_support and FP4 throughput rows.", facet=True),
+              "when a source says FP4 without naming the format), from format_support and FP4 throughput rows.", facet=True,
+              label="FP4 formats", group="compute", unknown="none known"),
         Field("native_fp8", "enum", "Native FP8 hardware: yes (a cited supported FP8 format or FP8 throughput figure), "
-              "no (a cited `supported: false`), unknown otherwise. Unknown is not no.", choices=CAPABILITY, facet=True),
-        Field("native_fp4", "enum", "Native FP4 hardware: yes, no or unknown, as native_fp8.", choices=CAPABILITY, facet=True),
+              "no (a cited `supported: false`), unknown otherwise. Unknown is not no.", choices=CAPABILITY, facet=True,
+              label="Native FP8", header="FP8", group="compute"),
+        Field("native_fp4", "enum", "Native FP4 hardware: yes, no or unknown, as native_fp8.", choices=CAPABILITY, facet=True,
+              label="Native FP4", header="FP4", group="compute"),
         Field("fp8_speedup", "number", "Dense FP8 matrix throughput ÷ dense BF16 matrix throughput (the highest "
               "dense matrix figure of the FP8 family over the bf16 one), rounded to 2 decimals; null when either is "
-              "missing. 1 is native FP8 at the BF16 rate: native, no speed-up."),
+              "missing. 1 is native FP8 at the BF16 rate: native, no speed-up.", label="FP8 speed-up over BF16",
+              group="compute"),
         Field("strongest_tier", "enum", "Most authoritative tier among the sources of the row's values, throughput "
               "and format claims.", choices=TIERS),
         Field("weakest_tier", "enum", "Least authoritative tier among the sources of the row's values, throughput "
@@ -375,12 +465,16 @@ TABLES = (
               required=True, choices=("dense", "sparse-2-4"), facet=True),
         Field("engine", "enum", "matrix (tensor cores, matrix cores, MXUs, systolic arrays) or vector (CUDA cores, "
               "SIMT/SIMD vector units).", required=True, choices=ENGINES, facet=True),
+        Field("accumulate", "enum", "What the products accumulate in: fp32 (the default, and what dense BF16/FP16 "
+              "means) or fp16, a figure printed for FP16 accumulate, stored apart and never in the comparable "
+              "columns.", choices=ACCUMULATES, default="fp32", facet=True),
         Field("tflops", "quantity", "Peak throughput of the row's scope in TFLOPS; TOPS for integer precisions, which "
               "are never compared with floating-point rows.", required=True, unit="TFLOPS"),
         source(), note(),
-    ), slug_from=("accelerator", "precision", "sparsity", "engine"), cited=True, sort_desc="tflops",
-        derived=(slug("Derived: accelerator-precision-sparsity-engine. Before engines were recorded it was "
-                      "accelerator-precision-sparsity: such addresses redirect to the row (or rows) they meant."),)),
+    ), slug_from=("accelerator", "precision", "sparsity", "engine", "accumulate"), cited=True, sort_desc="tflops",
+        derived=(slug("Derived: accelerator-precision-sparsity-engine, and -fp16-accumulate for an FP16-accumulate "
+                      "figure. Before engines were recorded it was accelerator-precision-sparsity: such addresses "
+                      "redirect to the row (or rows) they meant."),)),
     Table("format_support", "Which accelerator supports which number format natively, each claim cited.", (
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
         Field("format", "ref", "Number format. FP4 claims use nvfp4, mxfp4, or fp4 (FP4, format not stated).",
@@ -586,6 +680,9 @@ TABLES = (
               facet=True),
         Field("weight_formats", "text", "Weight data types as the summary states them (the summaries state no "
               "activation formats)."),
+        Field("weights_as_run", "text", "The weight format the submission ran, where its own documents state "
+              "another than weight_formats (NVIDIA's v4.1 LLM rows state fp16 and ran FP8, FP4 on Blackwell); "
+              "the ceiling uses it.", cited=True),
         Field("result", "number", "The performance result, in `units`.", required=True),
         Field("units", "text", "Unit of the result as stated (Tokens/s, Samples/s, Queries/s, Latency (ms)...).",
               required=True),
@@ -620,6 +717,46 @@ TABLES = (
               "source dates no measurement (the note says which)."),
         source(required=True), note(),
     ), label="slug", cited=True, sort="slug", one_of=("bandwidth_gbs", "tflops")),
+    Table("benchmark_workloads", "The workload of an LLM benchmark: mean tokens per sample it generates and "
+          "reads, as MLCommons publishes them or derived from a result's own log (tokens/s ÷ samples/s); the "
+          "ceilings of benchmark_results are computed for these lengths.", (
+        slug("mlperf-<benchmark>, its dots as hyphens."),
+        Field("benchmark", "text", "The benchmark as benchmark_results names it (llama2-70b...).", required=True),
+        Field("output_tokens", "number", "Mean generated tokens per sample.", required=True, minimum=1),
+        Field("input_tokens", "number", "Mean prompt tokens per sample (null when no published figure was found: "
+              "the ceiling then counts no prefill).", minimum=1),
+        Field("max_input_tokens", "int", "Longest prompt of the dataset, as the harness documentation states it "
+              "(what bounds the prefill the ceiling leaves out where the mean is unknown).", minimum=1),
+        source(required=True), note(),
+    ), label="benchmark", cited=True, sort="benchmark"),
+    Table("speed_measurements", "Published decode speeds of one model on one accelerator with one runtime: the "
+          "aggregate output tokens per second of a batch at stated input and output lengths, as the runtime's own "
+          "benchmark pages, pull requests and documentation give them. The speed model of domain/speed.py is "
+          "fitted on them (docs/LLM_MATH.md, Expected speed).", (
+        slug(),
+        Field("runtime", "enum", "The runtime measured (domain/runtimes.py).", required=True,
+              choices=tuple(RUNTIME_SLUGS), facet=True),
+        Field("runtime_version", "text", "Release, build or commit of the runtime, as the source states it.",
+              required=True),
+        Field("model", "ref", "The model run.", required=True, ref="models", facet=True),
+        Field("checkpoint", "ref", "The checkpoint run, where the knowledge base has it.", ref="checkpoints"),
+        Field("weight_format", "ref", "The one format of every linear layer, when no checkpoint row describes "
+              "the weights.", ref="number_formats"),
+        Field("kv_format", "ref", "Format of the KV cache.", required=True, ref="number_formats"),
+        Field("batch", "int", "Sequences decoded together (llama-bench and static-batch benchmarks: the batch; "
+              "a serving benchmark: its concurrency).", required=True, minimum=1),
+        Field("input_tokens", "int", "Prompt tokens of each sequence (0: generation from an empty prompt).",
+              required=True, minimum=0),
+        Field("output_tokens", "int", "Tokens generated for each sequence.", required=True, minimum=1),
+        Field("accelerator", "ref", "Accelerator run on.", required=True, ref="accelerators", facet=True),
+        Field("devices", "int", "Accelerators of the run.", required=True, minimum=1),
+        Field("tp", "int", "Tensor-parallel ranks (llama.cpp splits layers instead: tp 1, pp the devices).",
+              required=True, minimum=1),
+        Field("pp", "int", "Pipeline stages (llama.cpp's layer split).", required=True, minimum=1),
+        Field("tokens_per_s", "number", "Output tokens per second of the whole run (all its sequences and "
+              "devices), prefill time included where the benchmark includes it.", required=True),
+        source(required=True), note(),
+    ), label="slug", cited=True, sort="slug", one_of=("checkpoint", "weight_format")),
     Table("runtime_memory", "Device memory as the runtime sees it, where a log, issue or document states it: the total "
           "the framework sizes its fraction of (torch), the driver's total (nvidia-smi), or Apple's default GPU "
           "working-set limit for unified memory. One row per accelerator; elsewhere the sizing reads the printed "

@@ -24,24 +24,14 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 
 from domain.schema import TABLES_BY_NAME
-from serving.metadata import DATABASE
+from serving.labels import FIELDS, FINDER_COLUMNS, FINDER_REQUEST, glossary
+from serving.metadata import DATABASE, describe
 from serving.table_json import EXTRAS, facet_results, row_count
 
 PATH = "/-/accelerators"
 
-# (column, header): the columns a reader filters and compares on, in reading order.
-COLUMNS = (
-    ("name", "Accelerator"), ("vendor", "Vendor"), ("device_class", "Class"), ("memory_gb", "Memory (GB)"),
-    ("memory_type", "Memory type"), ("memory_bandwidth_gbs", "Bandwidth (GB/s)"), ("tdp_w", "Power (W)"),
-    ("native_fp8", "FP8"), ("native_fp4", "FP4"), ("fp4_formats", "FP4 formats"),
-    ("launch_price_usd", "List price (USD)"), ("cheapest_gpu_hour_usd", "Cloud (USD/GPU-h)"),
-    ("note", "Note"),
-)
-FACET_TITLES = {"vendor": "Vendor", "device_class": "Class", "architecture_family": "Architecture",
-                "memory_kind": "Memory kind",
-                "native_fp8": "Native FP8", "native_fp4": "Native FP4"}
 # The table's page facets (domain/schema.py), the same on this page and on Datasette's table.
-FACETS = tuple((column, FACET_TITLES[column]) for column in TABLES_BY_NAME["accelerators"].page_facets)
+FACETS = tuple((column, FIELDS[column].shown_label) for column in TABLES_BY_NAME["accelerators"].page_facets)
 
 
 class Sort(NamedTuple):
@@ -65,6 +55,7 @@ SORTS = (
 SORT_BY = "_sort_by"  # the form's sort field: this page's own argument, turned into Datasette's
 NOTE_CHARACTERS = 70
 # Arguments of the JSON request that the reader's URL does not carry.
+GLOSSARY = glossary(describe)
 OWN_ARGUMENTS = {"_shape", "_size", "_col", "_nocol", "_facet", "_extra"}
 
 
@@ -107,7 +98,7 @@ def reader_pairs(query_string):
 
 
 def json_path(pairs):
-    extra = [("_shape", "objects"), ("_size", "max"), *(("_col", c) for c, _ in COLUMNS), ("_col", "launch_price_derived")]
+    extra = [("_shape", "objects"), ("_size", "max"), *(("_col", c) for c in FINDER_REQUEST)]
     return f"/{DATABASE}/accelerators.json?" + urlencode(pairs + extra + EXTRAS)
 
 
@@ -124,7 +115,6 @@ def facets(datasette, results):
         for r in results.get(column, {}).get("results", [])]) for column, title in FACETS]
 
 
-HEADER = re.compile(r"^(?P<label>.*?)(?: \((?P<unit>[^)]*)\))?$")
 FILTER = re.compile(r'\b(?P<column>[a-z][a-z0-9_]*) (?P<op>[≥≤<>=]|contains) (?P<value>"[^"]*"|-?[0-9.]+)')
 SORTED = re.compile(r"(?P<lead>^| )sorted by (?P<column>[a-z][a-z0-9_]*)(?P<descending> descending)?$")
 
@@ -139,18 +129,16 @@ def readable(description):
     memory_bandwidth_gbs descending" becomes "Bandwidth ≥ 3,000 GB/s sorted by bandwidth, highest first"."""
     if not description:
         return description
-    headers = {column: HEADER.match(header) for column, header in COLUMNS}
-
     def one_filter(match):
-        header = headers.get(match["column"])
-        if header is None:
+        field = FIELDS.get(match["column"])
+        if field is None:
             return match[0]
-        value = match["value"]
+        words, value = field.header or field.shown_label, match["value"]
         if match["column"].startswith("native_") and match["op"] == "=":
-            return f"native {header['label']}" if value == '"yes"' else f"{header['label']} {value.strip(chr(34))}"
+            return f"native {words}" if value == '"yes"' else f"{words} {value.strip(chr(34))}"
         if value.startswith('"'):
-            return f"{header['label'].lower()} {match['op']} {value}"
-        return f"{header['label']} {match['op']} {number_text(value)}{' ' + header['unit'] if header['unit'] else ''}"
+            return f"{words.lower()} {match['op']} {value}"
+        return f"{words} {match['op']} {number_text(value)}{' ' + field.unit if field.unit else ''}"
 
     def sorted_by(match):
         sort = next((s for s in SORTS if s.column == match["column"] and s.descending == bool(match["descending"])), None)
@@ -164,8 +152,8 @@ def short_note(note):
     return note[:NOTE_CHARACTERS].rsplit(" ", 1)[0] + "…"
 
 
-def formats(raw):
-    """fp4_formats as a list of labels (the column holds a JSON array)."""
+def json_list(raw):
+    """A list column's labels (the column holds a JSON array)."""
     return json.loads(raw) if raw else []
 
 
@@ -177,13 +165,13 @@ async def finder(request, datasette):
     try:
         query = datasette_pairs(pairs)  # unsorted: the table's own default, by bandwidth (domain/schema.py sort_desc)
     except ValueError as error:
-        context = {"pairs": dict(pairs), "columns": COLUMNS, "sorts": SORTS, "error": str(error)}
+        context = {"pairs": dict(pairs), "sorts": SORTS, "error": str(error)}
         html = await datasette.render_template("reader_finder.html", context, request=request)
         return Response.html(html, status=400)
     answer = await datasette.client.get(json_path(query))
     data = answer.json()
     context = {
-        "pairs": dict(pairs), "columns": COLUMNS, "sorts": SORTS,
+        "pairs": dict(pairs), "sorts": SORTS,
         "full_table": datasette.urls.table(DATABASE, "accelerators") + "?" + urlencode([*query, ("_view", "full")]),
         "error": data.get("error") if answer.status_code != 200 else None,
     }
@@ -207,11 +195,12 @@ def register_routes():
 
 @hookimpl
 def extra_template_vars(datasette):
-    return {"finder_path": datasette.urls.path(PATH), "finder_sorts": SORTS, "accelerator_columns": COLUMNS}
+    return {"finder_path": datasette.urls.path(PATH), "finder_sorts": SORTS, "accelerator_columns": FINDER_COLUMNS,
+            "accelerator_glossary": GLOSSARY}
 
 
 @hookimpl
 def prepare_jinja2_environment(env):
     """The two filters the compact rows need, on the finder and on Datasette's table alike."""
     env.filters["short_note"] = short_note
-    env.filters["fp4_labels"] = formats
+    env.filters["json_list"] = json_list

@@ -9,33 +9,24 @@ articles in one trip to the database and hands the template named records.
 The row page itself (JSON, CSV, every column) stays Datasette's.
 """
 
+import json
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from datasette import hookimpl
 from datasette.utils import tilde_encode, urlsafe_components
 
-from domain.schema import AUTHORED
+from domain.schema import AUTHORED, COMPARABLE_ACCUMULATE
 from domain.units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 from serving.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
-from serving.labels import IDENTITY, LABELS
+from serving.labels import FIELDS, IDENTITY, SECTIONS, label
 from serving.metadata import DATABASE
 from serving.site import site_title, site_url
 
-FIELDS = {f.name: f for f in AUTHORED["accelerators"].columns}
 # Made by the build from the sheet's cited rows (format support, throughput, citations): no source of their own.
 DERIVED = {f.name for f in AUTHORED["accelerators"].derived}
 DERIVED_SOURCE = "derived by the knowledge base from this sheet's cited values"
 
-# Section -> the accelerator fields it shows, in reading order. Compute is the
-# throughput table; price and rental add the price and offer rows.
-SECTIONS = (
-    ("memory", "Memory", ("memory_gb", "addressable_memory_gb", "memory_type", "memory_bandwidth_gbs")),
-    ("compute", "Compute", ("native_fp8", "fp8_speedup", "native_fp4", "fp4_formats")),
-    ("interconnect", "Interconnect", ("interconnect", "interconnect_gbs", "host_interface")),
-    ("power", "Power", ("tdp_w",)),
-    ("price", "Price and rental offers", ("launch_price_usd", "cheapest_gpu_hour_usd")),
-)
 # Fields whose value is a slug of another table: shown as a link to its row.
 LINKED = {"vendor": "vendors", "interconnect": "interconnects", "host_interface": "interconnects",
           "system": "accelerators"}
@@ -123,7 +114,7 @@ SQL = {
         from citations c join sources s on s.slug = c.source
         where (c.table_name = 'accelerators' and c.row_slug = :slug)
            or (c.table_name = 'throughput' and c.row_slug in (select slug from throughput where accelerator = :slug))""",
-    "throughput": "select slug, precision, sparsity, engine, tflops from throughput where accelerator = :slug",
+    "throughput": "select slug, precision, sparsity, engine, accumulate, tflops from throughput where accelerator = :slug",
     "formats": """select f.format, f.supported, f.slug, n.name from format_support f
                   left join number_formats n on n.slug = f.format where f.accelerator = :slug order by f.format""",
     "prices": """select p.slug, p.kind, p.amount, p.per_device_amount, p.scope, p.devices, p.currency, p.observed,
@@ -216,7 +207,7 @@ class SheetBuilder:
         return self.datasette.urls.row(DATABASE, table, tilde_encode(slug))
 
     def value(self, name, text, citation, anchor=None, unit=None, href=None):
-        value = Value(field=anchor or name, label=LABELS.get(name, name), text=text, unit=unit, href=href)
+        value = Value(field=anchor or name, label=label(name) if name in FIELDS else name, text=text, unit=unit, href=href)
         if citation:
             value.tier, value.kind, value.note = citation["tier"], citation["kind"], citation["note"]
             value.citation = self.row_url("citations", citation["slug"])
@@ -232,8 +223,8 @@ class SheetBuilder:
         raw = self.row.get(name)
         if raw in (None, "", "[]"):
             return None
-        if name == "fp4_formats":
-            text = raw.strip("[]").replace('"', "")
+        if FIELDS[name].kind == "list":
+            text = ", ".join(json.loads(raw))
         else:
             text = shown(name, raw)
         href = self.row_url(LINKED[name], raw) if name in LINKED else None
@@ -249,7 +240,8 @@ class SheetBuilder:
             anchor = value_anchor(t["precision"], t["engine"], t["sparsity"])
             value = self.value(f"{t['precision']} {t['engine']} {t['sparsity']}", f"{number(t['tflops'])} {unit}",
                                self.cited.get(("throughput", t["slug"], "tflops")), anchor=anchor, unit=unit)
-            value.label = f"{t['precision'].upper()} {t['engine']} {'dense' if t['sparsity'] == 'dense' else '2:4 sparse'}"
+            value.label = (f"{t['precision'].upper()} {t['engine']} {'dense' if t['sparsity'] == 'dense' else '2:4 sparse'}"
+                           + (f", {t['accumulate'].upper()} accumulate" if t["accumulate"] != COMPARABLE_ACCUMULATE else ""))
             if t["sparsity"] == "dense":
                 rows[key].dense = value
             else:
@@ -258,13 +250,13 @@ class SheetBuilder:
         return sorted(rows.values(), key=lambda r: (r.unit == "TOPS", order.get(r.precision, 99), r.engine))
 
     def glance(self, compute):
-        figures = [Glance(LABELS[name], shown(name, self.row[name]), name)
+        figures = [Glance(label(name), shown(name, self.row[name]), name)
                    for name in GLANCE_FIELDS if self.row.get(name) is not None]
-        for label, precisions in GLANCE_PRECISIONS:
+        for heading, precisions in GLANCE_PRECISIONS:
             dense = next((r.dense for p in precisions for r in compute
                           if r.precision == p and r.engine == "matrix" and r.dense), None)
             if dense:
-                figures.append(Glance(label, dense.text, dense.field))
+                figures.append(Glance(heading, dense.text, dense.field))
         return figures
 
     def build(self):
@@ -275,7 +267,8 @@ class SheetBuilder:
         return Sheet(
             slug=row["slug"], name=row["name"],
             identity=[v for v in map(self.field_value, IDENTITY) if v],
-            sections=[(sid, title, [v for v in map(self.field_value, names) if v]) for sid, title, names in SECTIONS],
+            sections=[(group.key, group.title, [v for v in map(self.field_value, names) if v])
+                      for group, names in SECTIONS],
             compute=compute, glance=self.glance(compute), formats=self.data["formats"], prices=self.data["prices"],
             offers=self.data["offers"], articles=[article_shown(a) for a in self.data["articles"]],
             peers=[{**p, "href": self.row_url("accelerators", p["slug"]),

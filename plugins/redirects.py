@@ -22,8 +22,8 @@ from typing import NamedTuple
 from datasette import hookimpl
 from datasette.utils import tilde_decode, tilde_encode
 from datasette.utils.asgi import NotFound, Response
-from rapidfuzz import fuzz, process
 
+from domain.matching import closest
 from domain.schema import COLUMNS, SUFFIXED_FIELDS, dashed
 from serving.metadata import DATABASE
 
@@ -31,7 +31,6 @@ LEGACY = re.compile(rf"^/{DATABASE}/(throughput|citations)/([a-z0-9-]+)(\.\w+)?$
 CITATION = re.compile(r"^throughput-(.+)-tflops$")  # a throughput citation's slug: table, row, field
 ROW = re.compile(rf"^/{DATABASE}/([a-z_]+)/([^/.]+)$")
 CITATION_PAGE = re.compile(rf"^/{DATABASE}/citations/(?P<slug>[a-z0-9-]+)(?P<format>\.\w+)?$")
-CLOSE_MATCHES, CLOSE_SCORE = 5, 70
 SLUGS_READ = 20_000  # a 404 reads a bounded number of slugs, whatever the table's size
 
 
@@ -80,19 +79,6 @@ def target(datasette, legacy, rows):
     else:
         query = {"table_name": "throughput", "field": "tflops", "row_slug__in": ",".join(r["slug"] for r in rows)}
     return datasette.urls.table(DATABASE, legacy.table) + legacy.suffix + "?" + urllib.parse.urlencode(query)
-
-
-def closest(wanted, slugs, limit=CLOSE_MATCHES):
-    """The slugs most like `wanted`, best first: those holding it whole from a word's start (`nvidia-h200`
-    in `nvidia-h200-sxm`, `h100` in `nvidia-h100-nvl`), then the most similar; equal ones in slug order."""
-    wanted = wanted.lower()
-    scored = process.extract(wanted, slugs, scorer=fuzz.WRatio, limit=None, score_cutoff=CLOSE_SCORE)
-
-    def rank(match):
-        slug, score, _index = match
-        holds = f"-{slug}".find(f"-{wanted}") >= 0
-        return (not holds, -score, slug)
-    return [slug for slug, _score, _index in sorted(scored, key=rank)][:limit]
 
 
 async def close_matches(datasette, path):

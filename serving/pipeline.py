@@ -47,6 +47,6 @@ PLUGINS_FOLDER = (
     Wrapper("page_shell.py", "every HTML page has `lang`, a main landmark and a light head; hashed static files are "
                              "cached for a year"),
     Wrapper("reader_site.py", "a CSV answer downloads as computekb-<table>-<release>.csv, formula cells prefixed"),
-    Wrapper("llm_math.py", "a refused canned query answers 400 in every format, its CSV with the message (Datasette "
+    Wrapper("query_checks.py", "a refused canned query answers 400 in every format, its CSV with the message (Datasette "
                            "0.65 sends an empty 200, 1.0 a 200 page), from what its parameter check leaves in the scope"),
 )

@@ -1,4 +1,4 @@
-"""The sizing math (domain/sizing.py) and its SQL functions (plugins/llm_math.py).
+"""The sizing math (domain/sizing.py) and its SQL functions (plugins/sizing_sql.py).
 
 Every expected value below is worked out by hand in its comment, on small
 made-up architectures whose counts can be checked on paper, or comes from a
@@ -12,8 +12,9 @@ from urllib.parse import quote
 import pytest
 
 from domain import sizing
-from plugins import llm_math
+from plugins import sizing_sql, speed_sql
 from serving.site import query_path
+from serving.sql_functions import arities
 
 GIB = 2**30
 
@@ -319,12 +320,12 @@ def test_a_model_with_linear_layers_or_an_indexer_names_their_missing_fields():
 def test_llama_3_1_70b_kv_cache_at_128k_in_fp16():
     # 80 layers, 8 KV heads, head_dim 128, 131,072 tokens, batch 1, 2 bytes:
     # 2 × 80 × 8 × 128 × 131,072 × 2 = 42,949,672,960 bytes = 42.95 GB
-    assert llm_math.kv_cache_gb(80, 8, 128, 131072, 1, 2) == gb(42.94967296)
+    assert sizing_sql.kv_cache_gb(80, 8, 128, 131072, 1, 2) == gb(42.94967296)
 
 
 def test_kv_cache_grows_with_batch_and_shrinks_with_bytes():
     # Llama 3.1 8B, 8,192 tokens, batch 4, FP8 (1 byte): 2 × 32 × 8 × 128 × 8,192 × 4 × 1 = 2,147,483,648 bytes
-    assert llm_math.kv_cache_gb(32, 8, 128, 8192, 4, 1) == gb(2.147483648)
+    assert sizing_sql.kv_cache_gb(32, 8, 128, 8192, 4, 1) == gb(2.147483648)
 
 
 @pytest.mark.parametrize("params_b, bits, expected", [
@@ -333,24 +334,24 @@ def test_kv_cache_grows_with_batch_and_shrinks_with_bytes():
     (0, 16, 0.0),            # no parameters, no memory
 ])
 def test_weights(params_b, bits, expected):
-    assert llm_math.weights_gb(params_b, bits) == gb(expected)
+    assert sizing_sql.weights_gb(params_b, bits) == gb(expected)
 
 
 def test_mla_caches_one_latent_and_the_rope_key():
     # DeepSeek-V3: 61 layers × (512 latent + 64 RoPE) = 35,136 values per token; × 131,072 × 2 bytes
-    assert llm_math.kv_cache_mla_gb(61, 512, 64, 131072, 1, 2) == gb(9.210691584)
+    assert sizing_sql.kv_cache_mla_gb(61, 512, 64, 131072, 1, 2) == gb(9.210691584)
 
 
 def test_sliding_window_layers_cache_at_most_the_window():
     # gpt-oss-120b: 18 × 131,072 + 18 × 128 = 2,361,600 token-layers × 2 × 8 × 64 × 2 bytes = 4,836,556,800
-    assert llm_math.kv_cache_swa_gb(36, 18, 8, 64, 131072, 128, 1, 2) == gb(4.8365568)
+    assert sizing_sql.kv_cache_swa_gb(36, 18, 8, 64, 131072, 128, 1, 2) == gb(4.8365568)
     # Gemma 3 27B: 10 × 131,072 + 52 × 1,024 = 1,363,968 × 4,096 values × 2 bytes = 11,173,625,856
-    assert llm_math.kv_cache_swa_gb(62, 10, 16, 128, 131072, 1024, 1, 2) == gb(11.173625856)
+    assert sizing_sql.kv_cache_swa_gb(62, 10, 16, 128, 131072, 1024, 1, 2) == gb(11.173625856)
 
 
 def test_decode_ceiling():
     # H100 SXM, 3,350 GB/s, reading 70 GB per step: 3,350 / 70 = 47.857...
-    assert llm_math.decode_tokens_per_s(3350, 70) == pytest.approx(47.857142857)
+    assert speed_sql.decode_tokens_per_s(3350, 70) == pytest.approx(47.857142857)
 
 
 @pytest.mark.parametrize("slug, bits", [
@@ -358,27 +359,27 @@ def test_decode_ceiling():
     ("mxfp4", 4.25), ("nvfp4", 4.5), ("mxfp8", 8.25), ("mxfp6", 6.25), (" NVFP4 ", 4.5),
 ])
 def test_bits_per_weight(slug, bits):
-    assert llm_math.bits_per_weight(slug) == bits
+    assert sizing_sql.bits_per_weight(slug) == bits
 
 
-@pytest.mark.parametrize("fn", [llm_math.weights_gb, llm_math.kv_cache_gb, llm_math.kv_cache_mla_gb,
-                                llm_math.kv_cache_swa_gb, llm_math.decode_tokens_per_s, llm_math.expected_experts],
+@pytest.mark.parametrize("fn", [sizing_sql.weights_gb, sizing_sql.kv_cache_gb, sizing_sql.kv_cache_mla_gb,
+                                sizing_sql.kv_cache_swa_gb, speed_sql.decode_tokens_per_s, speed_sql.expected_experts],
                          ids=lambda fn: fn.__name__)
 def test_null_in_gives_null_out(fn):
-    for position in range(max(llm_math.arities(fn))):
-        args = [1] * max(llm_math.arities(fn))
+    for position in range(max(arities(fn))):
+        args = [1] * max(arities(fn))
         args[position] = None
         assert fn(*args) is None, (fn.__name__, position)
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: llm_math.weights_gb(-70, 16), "params_b must not be negative"),
-    (lambda: llm_math.weights_gb("seventy", 16), "params_b must be a number, got 'seventy'"),
-    (lambda: llm_math.weights_gb("inf", 16), "params_b must be finite"),
-    (lambda: llm_math.kv_cache_gb(0, 8, 128, 1, 1, 2), "layers must be a whole number of at least 1"),
-    (lambda: llm_math.kv_cache_swa_gb(36, 40, 8, 64, 1, 128, 1, 2), "full_layers (40) cannot exceed layers (36)"),
-    (lambda: llm_math.expected_experts(8, 9, 1), "experts_per_token (9) cannot exceed experts (8)"),
-    (lambda: llm_math.bits_per_weight("fp5"), "unknown format 'fp5'"),
+    (lambda: sizing_sql.weights_gb(-70, 16), "params_b must not be negative"),
+    (lambda: sizing_sql.weights_gb("seventy", 16), "params_b must be a number, got 'seventy'"),
+    (lambda: sizing_sql.weights_gb("inf", 16), "params_b must be finite"),
+    (lambda: sizing_sql.kv_cache_gb(0, 8, 128, 1, 1, 2), "layers must be a whole number of at least 1"),
+    (lambda: sizing_sql.kv_cache_swa_gb(36, 40, 8, 64, 1, 128, 1, 2), "full_layers (40) cannot exceed layers (36)"),
+    (lambda: speed_sql.expected_experts(8, 9, 1), "experts_per_token (9) cannot exceed experts (8)"),
+    (lambda: sizing_sql.bits_per_weight("fp5"), "unknown format 'fp5'"),
 ])
 def test_nonsense_raises_a_clear_message(call, message):
     with pytest.raises(ValueError) as error:
@@ -388,7 +389,7 @@ def test_nonsense_raises_a_clear_message(call, message):
 
 def test_llm_size_answers_a_layout_that_cannot_split_the_heads_with_the_nearest_ones():
     architecture = json.dumps({k: v for k, v in vars(DEEPSEEK_V3).items() if v is not None})
-    answer = json.loads(llm_math.llm_size(architecture, llm_math.uniform_bits(8), 141, 4800, 131072, 8, 16, 6, 1, 0.9))
+    answer = json.loads(sizing_sql.llm_size(architecture, sizing_sql.uniform_bits(8), 141, 4800, 131072, 8, 16, 6, 1, 0.9))
     assert answer["fits"] == 0
     assert answer["problem"] == "tp=6 does not divide the 128 attention heads; the nearest valid layouts are tp=4 or tp=8"
 
@@ -422,7 +423,7 @@ async def test_a_bad_argument_is_a_400(client, query):
 
 
 async def test_bits_per_weight_agrees_with_the_number_formats_table(client):
-    slugs = sorted(llm_math.ELEMENT_BITS) + sorted(llm_math.BLOCK_SCALED)
+    slugs = sorted(sizing_sql.ELEMENT_BITS) + sorted(sizing_sql.BLOCK_SCALED)
     listed = ", ".join(f"'{slug}'" for slug in slugs)
     response = await sql(client, "select slug, coalesce(effective_bits, bits) as table_bits, "
                                  f"bits_per_weight(slug) as function_bits from number_formats where slug in ({listed})")

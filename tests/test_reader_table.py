@@ -5,6 +5,7 @@ Mechanics on the fixture data (tests/fixture/data: expected values written out f
 what depends on real rows (FP4 formats) on the real data, with expected values read from the database.
 """
 
+import dataclasses
 import html
 import json
 import re
@@ -16,6 +17,8 @@ from datasette.app import Datasette
 from datasette.utils.asgi import Request
 
 from plugins.site import page_with
+
+from conftest import databases_listed
 
 # Pages the serving speed-ups change: CI runs these again with the speed-ups off.
 pytestmark = pytest.mark.speedups
@@ -188,3 +191,39 @@ async def test_the_finder_finds_an_accelerator_by_part_of_its_name(fixture_clien
     found = re.findall(r'href="/computekb/accelerators/([a-z0-9-]+)"', page)
     assert sorted(set(found)) == ["acme-x1", "acme-x2"]
     assert 'name="name__contains" value="x"' in page
+
+
+async def test_the_finder_and_the_table_take_their_headers_from_the_field_definitions(fixture_client):
+    expected = ["Accelerator", "Vendor", "Class", "Memory (GB)", "Memory type", "Bandwidth (GB/s)", "Power (W)",
+                "FP8", "FP4", "FP4 formats", "List price (USD)", "Cloud per GPU-hour (USD/h)", "Note"]
+    for path in ("/-/accelerators", TABLE):
+        page = (await fixture_client.get(path)).text
+        cells = re.findall(r'<th scope="col"[^>]*>(.*?)</th>', thead(page), re.S)
+        headers = [re.sub(r"<[^>]+>", "", cell).strip(" ↓↑") for cell in cells]
+        assert headers == expected, path
+        # a blank cell says why: X2 has no list price and no USD offer, B1 no memory type
+        x2 = page[page.index('data-slug="acme-x2"'):page.index('data-slug="beta-b1"')]
+        assert '<small class="none">no list price found</small>' in x2 and "no current USD offer" in x2
+    glossary = (await fixture_client.get(TABLE)).text
+    assert "<dt>Bandwidth (GB/s) <code>memory_bandwidth_gbs</code></dt>" in glossary
+
+
+def test_a_field_added_to_the_registry_reaches_the_finder_and_its_spec_sheet_group():
+    from domain.schema import AUTHORED, Field
+    from serving.labels import Column, finder_columns, sections
+    table = AUTHORED["accelerators"]
+    stacks = Field("hbm_stacks", "int", "HBM stacks on the package.", label="HBM stacks", group="memory")
+    grown = dataclasses.replace(table, fields=table.fields + (stacks,), finder=table.finder + ("hbm_stacks",))
+    assert finder_columns(grown)[-1] == Column("hbm_stacks", "HBM stacks", "number", False, None, "not stated")
+    memory = dict((g.key, names) for g, names in sections(grown))["memory"]
+    assert memory[0] == "memory_gb" and memory[-1] == "hbm_stacks", "in the table's order, after the others"
+
+
+async def test_a_csv_for_excel_begins_with_the_byte_order_mark_and_the_plain_one_does_not(fixture_client):
+    plain = await fixture_client.get("/computekb/vendors.csv")
+    for query in ("_bom=1", "_size=max&_bom=1"):
+        marked = await fixture_client.get(f"/computekb/vendors.csv?{query}")
+        assert marked.content == b"\xef\xbb\xbf" + plain.content
+    assert plain.content.startswith(b"slug,")
+    listed = databases_listed((await fixture_client.get("/-/databases.json")).json())
+    assert [d["name"] for d in listed] == ["computekb"], "no empty in-memory database beside it"

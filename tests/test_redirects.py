@@ -54,7 +54,7 @@ async def test_an_unknown_slug_is_still_not_found(client):
 
 
 def test_closest_slugs_put_those_holding_the_address_first():
-    from plugins.redirects import closest
+    from domain.matching import closest
     slugs = ["nvidia-gh200", "nvidia-h20", "nvidia-h200-nvl", "nvidia-h200-sxm", "amd-mi300x"]
     assert closest("nvidia-h200", slugs)[:2] == ["nvidia-h200-nvl", "nvidia-h200-sxm"]
     assert closest("H200", slugs)[:2] == ["nvidia-h200-nvl", "nvidia-h200-sxm"]

@@ -100,13 +100,13 @@ def llm_size_query(architecture, bits=BITS):
     ({"vocab_size": True}, "vocab_size must be a number from 1 to 100,000,000, got True"),
 ])
 def test_sizing_functions_refuse_an_architecture_out_of_range(conn, changes, message):
-    from plugins.llm_math import checked_architecture
+    from domain.parameters import architecture as checked_architecture
     with pytest.raises(ValueError, match="^" + message):
         checked_architecture(json.dumps({**ARCHITECTURE, **changes}))
 
 
 def test_sizing_functions_refuse_bits_out_of_range():
-    from plugins.llm_math import checked_bits
+    from domain.parameters import bits as checked_bits
     with pytest.raises(ValueError, match="^attention bits must be a number above 0 to 64, got 1e"):
         checked_bits(json.dumps({**BITS, "attention": 1e308}))
 
