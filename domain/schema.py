@@ -98,7 +98,7 @@ MAXIMA = {
     "linear_value_head_dim": 1e5, "linear_conv_kernel": 1e4, "indexer_heads": 1e4, "indexer_head_dim": 1e5,
     "high_precision_layers": 1e4, "accelerators_per_node": 1e5, "nodes": 1e5, "total_accelerators": 1e6,
     "result": 1e12, "bandwidth_gbs": 1e8, "dies_per_package": 1e3, "batch": 1e6, "input_tokens": 1e8,
-    "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9,
+    "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9, "max_input_tokens": 1e8,
 }
 
 
@@ -686,6 +686,9 @@ TABLES = (
               facet=True),
         Field("weight_formats", "text", "Weight data types as the summary states them (the summaries state no "
               "activation formats)."),
+        Field("weights_as_run", "text", "The weight format the submission ran, where its own documents state "
+              "another than weight_formats (NVIDIA's v4.1 LLM rows state fp16 and ran FP8, FP4 on Blackwell); "
+              "the ceiling uses it.", cited=True),
         Field("result", "number", "The performance result, in `units`.", required=True),
         Field("units", "text", "Unit of the result as stated (Tokens/s, Samples/s, Queries/s, Latency (ms)...).",
               required=True),
@@ -720,6 +723,18 @@ TABLES = (
               "source dates no measurement (the note says which)."),
         source(required=True), note(),
     ), label="slug", cited=True, sort="slug", one_of=("bandwidth_gbs", "tflops")),
+    Table("benchmark_workloads", "The workload of an LLM benchmark: mean tokens per sample it generates and "
+          "reads, as MLCommons publishes them or derived from a result's own log (tokens/s ÷ samples/s); the "
+          "ceilings of benchmark_results are computed for these lengths.", (
+        slug("mlperf-<benchmark>, its dots as hyphens."),
+        Field("benchmark", "text", "The benchmark as benchmark_results names it (llama2-70b...).", required=True),
+        Field("output_tokens", "number", "Mean generated tokens per sample.", required=True, minimum=1),
+        Field("input_tokens", "number", "Mean prompt tokens per sample (null when no published figure was found: "
+              "the ceiling then counts no prefill).", minimum=1),
+        Field("max_input_tokens", "int", "Longest prompt of the dataset, as the harness documentation states it "
+              "(what bounds the prefill the ceiling leaves out where the mean is unknown).", minimum=1),
+        source(required=True), note(),
+    ), label="benchmark", cited=True, sort="benchmark"),
     Table("speed_measurements", "Published decode speeds of one model on one accelerator with one runtime: the "
           "aggregate output tokens per second of a batch at stated input and output lengths, as the runtime's own "
           "benchmark pages, pull requests and documentation give them. The speed model of domain/speed.py is "
@@ -755,6 +770,11 @@ TABLES = (
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
         Field("memory_mib", "int", "Total memory the runtime can use, in MiB (2^20 bytes); the note says who reports it.",
               required=True, minimum=1),
+        Field("basis", "enum", "Who states the total: framework (the total the CUDA or ROCm runtime gives the "
+              "framework, torch's mem_get_info, which vLLM's fraction applies to), driver (nvidia-smi's total), "
+              "working-set (Metal's recommendedMaxWorkingSetSize as logged on this configuration), estimated "
+              "(a rule applied to the printed capacity: answers flag it).", required=True,
+              choices=("framework", "driver", "working-set", "estimated"), facet=True),
         source(), note(),
     ), slug_from=("accelerator",), cited=True, derived=(
         slug("Derived: the accelerator's slug."),
