@@ -12,8 +12,17 @@ from click.testing import CliRunner
 
 from computekb.cli import cli
 from domain.roofline import BenchmarkWorkload, batch_regime, weight_bits, with_prefill
-from etl.mlperf import (Summary, SummaryError, average_power, details_url, power_window, split_target,
-                        total_accelerators, weights_as_run, whole)
+from etl.mlperf import (
+    Summary,
+    SummaryError,
+    average_power,
+    details_url,
+    power_window,
+    split_target,
+    total_accelerators,
+    weights_as_run,
+    whole,
+)
 from etl.report import RoundCoverage, measured_coverage
 from serving.measured import shown
 
