@@ -56,6 +56,10 @@ assert set(MEMORY_KIND_OF_TYPE) == set(MEMORY_TYPES)
 # What the power figure (tdp_w) is, as its source names it: thermal design power, total board power, total
 # graphics power, the highest measured draw, or the ceiling of a configurable range.
 POWER_KINDS = ("tdp", "tbp", "tgp", "measured-max", "configurable-max")
+# How the pages name each kind before the figure ("TBP 450 W").
+KIND_LABELS = {"tdp": "TDP", "tbp": "TBP", "tgp": "TGP", "measured-max": "measured max",
+               "configurable-max": "configurable max"}
+assert set(KIND_LABELS) == set(POWER_KINDS)
 # How an offer's date was established (cloud_offers.date_basis).
 DATE_BASES = ("observed", "read")
 # What a matrix figure accumulates in (throughput.accumulate): dense BF16/FP16 means FP32 accumulate, and a
@@ -139,6 +143,8 @@ class Field:
     group: str | None = None
     marked_by: str | None = None
     unknown: str | None = None
+    # The enum column that says what kind of figure the value is, shown before it ("TBP 450"): power_kind of tdp_w.
+    kind_by: str | None = None
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
@@ -394,7 +400,7 @@ TABLES = (
               "vendor states it (the number the vendor prints, as memory_gb).", unit="GB", capacity=True,
               label="Addressable memory", group="memory"),
         Field("tdp_w", "quantity", "Maximum power per row scope, of the kind power_kind says (the column keeps its "
-              "name whatever the kind).", unit="W", label="Max power", header="Power", group="power"),
+              "name whatever the kind).", unit="W", label="Max power", header="Power", group="power", kind_by="power_kind"),
         Field("power_kind", "enum", "What tdp_w is, as its source names it: tdp (thermal design power, or a maximum "
               "power the source names no other way), tbp (total board power), tgp (total graphics power), "
               "measured-max (the highest draw measured, where no rating is published) or configurable-max (the "
@@ -411,8 +417,8 @@ TABLES = (
               label="Host interface", group="interconnect"),
         source(), Field("note", "text", note().description, label="Note", unknown="no note"),
     ), label="name", cited=True, sort_desc="memory_bandwidth_gbs", search=("name", "slug", "family", "architecture", "architecture_family"),
-        page_facets=("vendor", "device_class", "architecture_family", "memory_kind", "native_fp8", "native_fp4"),
-        finder=("name", "vendor", "device_class", "memory_gb", "memory_type", "memory_bandwidth_gbs", "tdp_w",
+        page_facets=("vendor", "device_class", "memory_kind", "native_fp8", "native_fp4"),
+        finder=("name", "vendor", "device_class", "memory_gb", "memory_kind", "memory_type", "memory_bandwidth_gbs", "tdp_w",
                 "native_fp8", "native_fp4", "fp4_formats", "launch_price_usd", "cheapest_gpu_hour_usd", "note"),
         finder_folded=("vendor", "device_class"),
         derived=(
