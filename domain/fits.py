@@ -8,7 +8,7 @@ the answers are named records of decimal GB (formulas in docs/LLM_MATH.md).
 
 from dataclasses import dataclass
 
-from . import parameters, sizing
+from . import parameters, sizing, speed
 from .parameters import MAX_TP
 
 
@@ -21,6 +21,7 @@ class DeviceFigures:
     dense_tflops: float | None = None  # dense matrix peak in the format the weights compute in
     link_gbs: float | None = None      # accelerator-to-accelerator bandwidth, one direction
     slug: str = ""
+    bandwidth_share: float | None = None  # the best achieved bandwidth ÷ the datasheet's, where measured
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Question:
     checkpoint: sizing.Checkpoint
     device: sizing.Device
     workload: sizing.Workload
+    bandwidth_share: float | None = None
 
 
 def optional_number(name, value):
@@ -38,7 +40,7 @@ def optional_number(name, value):
 
 
 def question(architecture: str, bits: str, device: DeviceFigures, context, batch, kv_bits, utilization=None,
-             runtime=None) -> Question:
+             runtime=None, max_num_seqs=None) -> Question:
     """`architecture` and `bits`: the models and checkpoints tables' JSON columns."""
     return Question(parameters.architecture(architecture), parameters.bits(bits),
                     sizing.Device(parameters.number("memory_gb", device.memory_gb, positive=True) * sizing.GB,
@@ -47,7 +49,9 @@ def question(architecture: str, bits: str, device: DeviceFigures, context, batch
                                   optional_number("link_gbs", device.link_gbs), device.slug or ""),
                     sizing.Workload(parameters.context(context), parameters.batch(batch),
                                     parameters.number("kv_bits", kv_bits, positive=True),
-                                    parameters.usable_fraction(utilization), parameters.runtime(runtime)))
+                                    parameters.usable_fraction(utilization), parameters.runtime(runtime),
+                                    parameters.max_num_seqs(max_num_seqs)),
+                    parameters.bandwidth_share(device.bandwidth_share))
 
 
 def gb(value):
@@ -90,6 +94,10 @@ class Fit:
     compute_ms: float | None = None
     communication_ms: float | None = None
     first_token_ms: float | None = None
+    # what the runtime can be expected to reach (domain/speed.py), per sequence and for the batch, and its basis
+    expected_tokens_per_s_per_sequence: float | None = None
+    expected_tokens_per_s: float | None = None
+    expected_basis: str | None = None
     smallest_tp: int | None = None
     smallest_pp: int | None = None
     smallest_devices: int | None = None
@@ -104,6 +112,17 @@ def speed_fields(speed: sizing.Speed | None) -> dict:
             "compute_ms": None if speed.compute_s is None else speed.compute_s * 1e3,
             "communication_ms": speed.communication_s * 1e3,
             "first_token_ms": None if speed.prefill_s is None else speed.prefill_s * 1e3}
+
+
+def expected_fields(q: Question, s: sizing.Sizing) -> dict:
+    """The expected speed of the deployment beside its ceiling (none where the bandwidth is unknown)."""
+    step = speed.step(q.architecture, q.checkpoint, s.layout, q.device, q.workload.batch, q.workload.context,
+                      q.workload.kv_bits, q.workload.runtime, q.bandwidth_share)
+    if step is None:
+        return {}
+    e = speed.expected(step)
+    return {"expected_tokens_per_s_per_sequence": e.tokens_per_s_per_sequence,
+            "expected_tokens_per_s": e.batch_tokens_per_s, "expected_basis": e.basis}
 
 
 def answer(q: Question, s: sizing.Sizing | None, problem: str | None = None,
@@ -131,7 +150,7 @@ def answer(q: Question, s: sizing.Sizing | None, problem: str | None = None,
         needed_gb_per_device=gb(s.needed_per_device),
         usable_gb_per_device=gb(s.usable_per_device),
         shortfall_gb_per_device=gb(s.shortfall_per_device),
-        **speed_fields(s.speed), **fits_instead)
+        **speed_fields(s.speed), **expected_fields(q, s), **fits_instead)
 
 
 def smallest_or_problem(q: Question):

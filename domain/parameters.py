@@ -103,6 +103,21 @@ def usable_fraction(value) -> float | None:
     return float(fraction)
 
 
+def max_num_seqs(value) -> int | None:
+    """The runtime's limit of sequences run together (vLLM's max_num_seqs); empty: the runtime's own."""
+    return None if value in (None, "") else whole("max_num_seqs", value, maximum=MAX_BATCH)
+
+
+def bandwidth_share(value) -> float | None:
+    """The best achieved bandwidth ÷ the datasheet's, in (0, 1.5]; empty: none measured."""
+    if value in (None, ""):
+        return None
+    share = number("bandwidth_share", value, positive=True)
+    if share > 1.5:
+        raise ParameterError("bandwidth_share", f"must be a number above 0 and at most 1.5, got {value!r}")
+    return float(share)
+
+
 def runtime(value) -> str:
     """A runtime's slug; empty: the default runtime."""
     slug = runtimes.DEFAULT_RUNTIME if value in (None, "") else str(value).strip().lower()

@@ -53,7 +53,8 @@ class Runtime:
     name: str
     version: str        # the release or commit its figures were read at
     fraction_name: str  # the setting a reader changes ("" where there is none)
-    plan: Callable[["Model", float, int, bool, float, "float | None"], Reserve]
+    sequences_name: str  # the setting that limits the sequences run together
+    plan: Callable[["Model", float, int, bool, float, "float | None", "int | None"], Reserve]
 
 
 def forward_activation(model: Model, tokens: int, tp: int, bytes_per_value: float = 2) -> float:
@@ -90,9 +91,10 @@ def vllm_large_device(device_bytes: float, device_slug: str) -> bool:
 
 
 def vllm_plan(model: Model, device_bytes: float, tp: int, large: bool, weights: float,
-              fraction: float | None) -> Reserve:
+              fraction: float | None, max_seqs: int | None = None) -> Reserve:
     forward = forward_activation(model, VLLM_BATCHED_TOKENS[large], tp)
-    sampler = VLLM_MAX_SEQS[large] * model.vocab_size * VLLM_SAMPLER_BYTES_PER_LOGIT
+    # the sampler pass is profiled over max_num_seqs requests: a lower limit shrinks it (gpt-oss-20b on 16 GB)
+    sampler = (max_seqs or VLLM_MAX_SEQS[large]) * model.vocab_size * VLLM_SAMPLER_BYTES_PER_LOGIT
     return Reserve(headroom=device_bytes * (1 - (fraction or VLLM_UTILIZATION)),
                    activation=max(forward, sampler),
                    overhead=VLLM_NON_TORCH.get(tp, VLLM_NON_TORCH_PARALLEL))
@@ -136,7 +138,7 @@ def sglang_fraction(device_bytes: float, tp: int) -> float:
 
 
 def sglang_plan(model: Model, device_bytes: float, tp: int, large: bool, weights: float,
-                fraction: float | None) -> Reserve:
+                fraction: float | None, max_seqs: int | None = None) -> Reserve:
     return Reserve(headroom=device_bytes * (1 - (fraction or sglang_fraction(device_bytes, tp))),
                    activation=0.0, overhead=0.0)
 
@@ -150,7 +152,7 @@ TRTLLM_MAX_NUM_TOKENS = 8192
 
 
 def trtllm_plan(model: Model, device_bytes: float, tp: int, large: bool, weights: float,
-                fraction: float | None) -> Reserve:
+                fraction: float | None, max_seqs: int | None = None) -> Reserve:
     activation = forward_activation(model, TRTLLM_MAX_NUM_TOKENS, tp)
     free = max(device_bytes - weights - activation, 0.0)
     return Reserve(headroom=free * (1 - (fraction or TRTLLM_FREE_FRACTION)), activation=activation, overhead=0.0)
@@ -163,19 +165,24 @@ LLAMA_CPP_UBATCH = 512
 
 
 def llama_cpp_plan(model: Model, device_bytes: float, tp: int, large: bool, weights: float,
-                   fraction: float | None) -> Reserve:
+                   fraction: float | None, max_seqs: int | None = None) -> Reserve:
     logits = LLAMA_CPP_UBATCH * model.vocab_size * 4
     return Reserve(headroom=device_bytes * (1 - fraction) if fraction else 0.0,
                    activation=forward_activation(model, LLAMA_CPP_UBATCH, tp, 4), overhead=logits)
 
 
+# The sequence limits: vLLM's max_num_seqs (its sampler reserve follows it), SGLang's max_running_requests,
+# TensorRT-LLM's max_batch_size and llama.cpp's parallel slots (-np). Each caps the largest batch; only
+# vLLM's changes a reserve the sizing counts.
 RUNTIMES = {r.slug: r for r in (
     Runtime("vllm", "vLLM", "vllm-project/vllm 002f10e0 (cache.py), 99d7eb5d (arg_utils.py)",
-            "gpu_memory_utilization", vllm_plan),
-    Runtime("sglang", "SGLang", "sgl-project/sglang 001067ff (server_args.py)", "mem_fraction_static", sglang_plan),
+            "gpu_memory_utilization", "max_num_seqs", vllm_plan),
+    Runtime("sglang", "SGLang", "sgl-project/sglang 001067ff (server_args.py)", "mem_fraction_static",
+            "max_running_requests", sglang_plan),
     Runtime("tensorrt-llm", "TensorRT-LLM", "TensorRT-LLM 1.4.0rc4 documentation (KvCacheConfig)",
-            "free_gpu_memory_fraction", trtllm_plan),
-    Runtime("llama-cpp", "llama.cpp", "ggml-org/llama.cpp de93b991 (common/common.h)", "", llama_cpp_plan),
+            "free_gpu_memory_fraction", "max_batch_size", trtllm_plan),
+    Runtime("llama-cpp", "llama.cpp", "ggml-org/llama.cpp de93b991 (common/common.h)", "", "n_parallel",
+            llama_cpp_plan),
 )}
 DEFAULT_RUNTIME = "vllm"
 

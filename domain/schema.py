@@ -58,6 +58,10 @@ assert set(MEMORY_KIND_OF_TYPE) == set(MEMORY_TYPES)
 POWER_KINDS = ("tdp", "tbp", "tgp", "measured-max", "configurable-max")
 # How an offer's date was established (cloud_offers.date_basis).
 DATE_BASES = ("observed", "read")
+# What a matrix figure accumulates in (throughput.accumulate): dense BF16/FP16 means FP32 accumulate, and a
+# figure printed for FP16 accumulate is a variant of its own, never in the comparable columns.
+COMPARABLE_ACCUMULATE = "fp32"
+ACCUMULATES = (COMPARABLE_ACCUMULATE, "fp16")
 # How a price's date was established (prices.date_basis): the price's own source states it, or the source
 # gives no date and the price is dated by the product's launch or announcement date from another source.
 PRICE_DATE_BASES = ("stated", "launch")
@@ -90,7 +94,7 @@ MAXIMA = {
     "linear_value_head_dim": 1e5, "linear_conv_kernel": 1e4, "indexer_heads": 1e4, "indexer_head_dim": 1e5,
     "high_precision_layers": 1e4, "accelerators_per_node": 1e5, "nodes": 1e5, "total_accelerators": 1e6,
     "result": 1e12, "bandwidth_gbs": 1e8, "dies_per_package": 1e3, "batch": 1e6, "input_tokens": 1e8,
-    "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9,
+    "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9, "max_input_tokens": 1e8,
 }
 
 
@@ -123,6 +127,9 @@ class Field:
     # as DRAM capacities are binary (docs/DATA.md, "The capacity rule"); other prefixes convert within the
     # label's own base (1 TiB is 1024 of the column's GB).
     capacity: bool = False
+    # The value a record that leaves the field out has, stored so; a row of the default keeps the slug it
+    # had before the field existed (`derived_slug`).
+    default: str | None = None
     # How the reader pages show the field (the spec sheet, the finder, compare, the column glossary): its name in
     # words (the unit is added where a header needs it), a shorter finder header where the label is long, the
     # spec-sheet group it sits in (SHEET_GROUPS), the bool column that marks the value as derived, and what a
@@ -208,6 +215,19 @@ class Table:
         return {f.name: f.unit for f in self.fields + self.derived}
 
 
+def derived_slug(table, values):
+    """The slug of a row of a table whose slug derives from key fields: the fields' values joined by hyphens,
+    a field left at its default left out, a field of another value as `value-field` ("fp16-accumulate")."""
+    parts = []
+    for name in table.slug_from:
+        field, value = table.field(name), values.get(name)
+        if field.default is None:
+            parts.append(value)
+        elif value is not None and value != field.default:
+            parts.append(f"{value}-{name}")
+    return "-".join(parts)
+
+
 def slug(description="Permanent identifier, lower-case [a-z0-9-]; the row's permalink."):
     return Field("slug", "slug", description, required=True)
 
@@ -243,6 +263,9 @@ TABLES = (
         Field("published", "date", "Publication date stated by the page, if any."),
         Field("retrieved", "date", "Date the page was read for this knowledge base.", required=True),
         Field("article", "ref", "The catalogued article this source is, if any.", ref="articles"),
+        Field("witness", "ref", "vendor-quoted sources: another source that states the same figures (another quote "
+              "or copy of the document, a vendor figure of another kind, Epoch AI's dataset); required for that tier, "
+              "and never a seller listing.", ref="sources"),
         note(),
     ), label="label", sort_desc="retrieved", one_of=("title", "url"), derived=(
         Field("label", "text", "Display label: the title, or the page's address when its title is not known."),
@@ -442,12 +465,16 @@ TABLES = (
               required=True, choices=("dense", "sparse-2-4"), facet=True),
         Field("engine", "enum", "matrix (tensor cores, matrix cores, MXUs, systolic arrays) or vector (CUDA cores, "
               "SIMT/SIMD vector units).", required=True, choices=ENGINES, facet=True),
+        Field("accumulate", "enum", "What the products accumulate in: fp32 (the default, and what dense BF16/FP16 "
+              "means) or fp16, a figure printed for FP16 accumulate, stored apart and never in the comparable "
+              "columns.", choices=ACCUMULATES, default="fp32", facet=True),
         Field("tflops", "quantity", "Peak throughput of the row's scope in TFLOPS; TOPS for integer precisions, which "
               "are never compared with floating-point rows.", required=True, unit="TFLOPS"),
         source(), note(),
-    ), slug_from=("accelerator", "precision", "sparsity", "engine"), cited=True, sort_desc="tflops",
-        derived=(slug("Derived: accelerator-precision-sparsity-engine. Before engines were recorded it was "
-                      "accelerator-precision-sparsity: such addresses redirect to the row (or rows) they meant."),)),
+    ), slug_from=("accelerator", "precision", "sparsity", "engine", "accumulate"), cited=True, sort_desc="tflops",
+        derived=(slug("Derived: accelerator-precision-sparsity-engine, and -fp16-accumulate for an FP16-accumulate "
+                      "figure. Before engines were recorded it was accelerator-precision-sparsity: such addresses "
+                      "redirect to the row (or rows) they meant."),)),
     Table("format_support", "Which accelerator supports which number format natively, each claim cited.", (
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
         Field("format", "ref", "Number format. FP4 claims use nvfp4, mxfp4, or fp4 (FP4, format not stated).",
@@ -653,6 +680,9 @@ TABLES = (
               facet=True),
         Field("weight_formats", "text", "Weight data types as the summary states them (the summaries state no "
               "activation formats)."),
+        Field("weights_as_run", "text", "The weight format the submission ran, where its own documents state "
+              "another than weight_formats (NVIDIA's v4.1 LLM rows state fp16 and ran FP8, FP4 on Blackwell); "
+              "the ceiling uses it.", cited=True),
         Field("result", "number", "The performance result, in `units`.", required=True),
         Field("units", "text", "Unit of the result as stated (Tokens/s, Samples/s, Queries/s, Latency (ms)...).",
               required=True),
@@ -687,6 +717,18 @@ TABLES = (
               "source dates no measurement (the note says which)."),
         source(required=True), note(),
     ), label="slug", cited=True, sort="slug", one_of=("bandwidth_gbs", "tflops")),
+    Table("benchmark_workloads", "The workload of an LLM benchmark: mean tokens per sample it generates and "
+          "reads, as MLCommons publishes them or derived from a result's own log (tokens/s ÷ samples/s); the "
+          "ceilings of benchmark_results are computed for these lengths.", (
+        slug("mlperf-<benchmark>, its dots as hyphens."),
+        Field("benchmark", "text", "The benchmark as benchmark_results names it (llama2-70b...).", required=True),
+        Field("output_tokens", "number", "Mean generated tokens per sample.", required=True, minimum=1),
+        Field("input_tokens", "number", "Mean prompt tokens per sample (null when no published figure was found: "
+              "the ceiling then counts no prefill).", minimum=1),
+        Field("max_input_tokens", "int", "Longest prompt of the dataset, as the harness documentation states it "
+              "(what bounds the prefill the ceiling leaves out where the mean is unknown).", minimum=1),
+        source(required=True), note(),
+    ), label="benchmark", cited=True, sort="benchmark"),
     Table("speed_measurements", "Published decode speeds of one model on one accelerator with one runtime: the "
           "aggregate output tokens per second of a batch at stated input and output lengths, as the runtime's own "
           "benchmark pages, pull requests and documentation give them. The speed model of domain/speed.py is "

@@ -473,6 +473,7 @@ class Workload:
     kv_bits: float
     utilization: float | None = None  # the runtime's fraction; None: the runtime's own default
     runtime: str | None = runtimes.DEFAULT_RUNTIME  # None: no runtime, `utilization` of the memory for weights and cache
+    max_seqs: int | None = None       # the runtime's sequence limit (vLLM's max_num_seqs); None: its default
 
 
 @dataclass(frozen=True)
@@ -554,7 +555,7 @@ def runtime_reserve(arch: Architecture, device: Device, workload: Workload, tp: 
         return runtimes.Reserve(device.memory_bytes * (1 - (workload.utilization or 1)), 0.0, 0.0)
     large = runtimes.vllm_large_device(device.memory_bytes, device.slug)
     return runtimes.runtime(workload.runtime).plan(runtime_model(arch), device.memory_bytes, tp, large, weights,
-                                                   workload.utilization)
+                                                   workload.utilization, workload.max_seqs)
 
 
 def step_bytes(arch: Architecture, counts: Parameters, checkpoint: Checkpoint, layout: Layout,
@@ -627,19 +628,30 @@ def attention_flops_per_token(arch: Architecture, tp: int, attended: float) -> f
     return 4 * arch.attention_layers * query_width(arch) / tp * attended
 
 
-def communication_s(arch: Architecture, layout: Layout, device: Device, tokens: int) -> float:
-    """Two all-reduces of the hidden state per layer (after attention and after
-    the FFN) across the TP ranks, and one hand-off per pipeline boundary, for
-    `tokens` tokens (ring all-reduce: 2 (tp − 1) / tp of the bytes cross each link)."""
+def collectives(arch: Architecture, layout: Layout) -> int:
+    """Exchanges of one forward pass: two all-reduces per layer (after attention and after the FFN) across
+    the TP ranks, and one hand-off per pipeline boundary; each costs a latency besides its bytes."""
+    return (2 * arch.layers if layout.tp > 1 else 0) + layout.pp - 1
+
+
+def transfer_s(arch: Architecture, layout: Layout, device: Device, tokens: int) -> float:
+    """Seconds the hidden states of `tokens` tokens spend on the links in one forward pass (ring all-reduce:
+    2 (tp − 1) / tp of the bytes cross each link; a pipeline hand-off moves them once); 0 without a link figure."""
+    if not device.link_gbs:
+        return 0.0
     hidden_bytes = tokens * arch.hidden_size * ACTIVATION_BYTES
-    link = device.link_gbs * GB if device.link_gbs else None
-    total = 0.0
-    if layout.tp > 1:
-        moved = 2 * (layout.tp - 1) / layout.tp * hidden_bytes
-        total += 2 * arch.layers * ((moved / link if link else 0.0) + ALLREDUCE_LATENCY_S)
-    if layout.pp > 1:
-        total += (layout.pp - 1) * ((hidden_bytes / link if link else 0.0) + ALLREDUCE_LATENCY_S)
-    return total
+    moved = 2 * arch.layers * 2 * (layout.tp - 1) / layout.tp * hidden_bytes + (layout.pp - 1) * hidden_bytes
+    return moved / (device.link_gbs * GB)
+
+
+def communication_s(arch: Architecture, layout: Layout, device: Device, tokens: int) -> float:
+    """The exchanges of one forward pass of `tokens` tokens: their bytes over the link and a fixed latency each."""
+    return transfer_s(arch, layout, device, tokens) + collectives(arch, layout) * ALLREDUCE_LATENCY_S
+
+
+def prefill_flops(arch: Architecture, counts: Parameters, tp: int, context: int) -> float:
+    """FLOPs one rank spends on a prompt of `context` tokens (a causal prompt attends on average to half of itself)."""
+    return context * (2 * weights_used_per_token(arch, counts, tp) + attention_flops_per_token(arch, tp, context / 2))
 
 
 def speed(arch: Architecture, counts: Parameters, layout: Layout, device: Device, workload: Workload,
@@ -651,14 +663,13 @@ def speed(arch: Architecture, counts: Parameters, layout: Layout, device: Device
     peak = device.dense_tflops * 1e12 if device.dense_tflops else None
     used = weights_used_per_token(arch, counts, layout.tp)
     step_flops = workload.batch * (2 * used + attention_flops_per_token(arch, layout.tp, workload.context))
-    # A causal prompt attends on average to half of itself.
-    prefill_flops = workload.context * (2 * used + attention_flops_per_token(arch, layout.tp, workload.context / 2))
+    prompt_flops = prefill_flops(arch, counts, layout.tp, workload.context)
     return Speed(
         batch=workload.batch,
         memory_s=read / (device.bandwidth_gbs * GB),
         compute_s=step_flops / peak if peak else None,
         communication_s=communication_s(arch, layout, device, workload.batch),
-        prefill_s=prefill_flops / peak + communication_s(arch, layout, device, workload.context) if peak else None,
+        prefill_s=prompt_flops / peak + communication_s(arch, layout, device, workload.context) if peak else None,
     )
 
 
@@ -717,7 +728,8 @@ def largest_batch(arch: Architecture, checkpoint: Checkpoint, layout: Layout, de
     per_sequence = size(arch, checkpoint, layout, device, workload).kv_per_sequence
     if free < 0:
         return 0
-    return math.floor(free / per_sequence) if per_sequence else 0
+    most = math.floor(free / per_sequence) if per_sequence else 0
+    return min(most, workload.max_seqs) if workload.max_seqs else most  # the runtime runs no more than its limit
 
 
 def longest_context(arch: Architecture, checkpoint: Checkpoint, layout: Layout, device: Device,

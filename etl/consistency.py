@@ -19,7 +19,7 @@ from collections import defaultdict
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
-from domain.schema import UNCITABLE_TIERS
+from domain.schema import COMPARABLE_ACCUMULATE, UNCITABLE_TIERS
 
 from .problems import Problem
 
@@ -29,6 +29,8 @@ FP4_VOCABULARY = ("nvfp4", "mxfp4", FP4_NOT_STATED)
 # Accelerator values a chip or GPU cannot exceed in the system it belongs to (a
 # price is not a physical bound).
 BOUNDED_BY_SYSTEM = ("memory_gb", "addressable_memory_gb", "memory_bandwidth_gbs", "tdp_w", "interconnect_gbs")
+# The source kind of seller pages (docs/DATA.md, "Source tiers").
+SELLER_KIND = "listing"
 
 
 class Fact(NamedTuple):
@@ -91,6 +93,9 @@ def row_facts(row):
         facts = [Fact("source", (v["slug"],), (v["tier"], address_of(v.get("url"))), row.path, at("url"), "url"),
                  Fact("retrieved", (v["slug"],), v["retrieved"], row.path, at("retrieved"), "retrieved")]
         facts.append(Fact("listed_source", (v["slug"],), v.get("article") is not None, row.path, at("slug"), "slug"))
+        facts.append(Fact("source_kind", (v["slug"],), v["kind"], row.path, at("kind"), "kind"))
+        if v.get("witness"):
+            facts.append(Fact("witness", (v["slug"],), v["witness"], row.path, at("witness"), "witness"))
         if v.get("read_via"):
             facts.append(Fact("mirror", (v["slug"],), address_of(v["read_via"]), row.path, at("read_via"), "read_via"))
         return facts
@@ -102,6 +107,8 @@ def row_facts(row):
     if row.table == "interconnects":
         return [Fact("link_kind", (v["slug"],), v["kind"], row.path, at("kind"), "kind")]
     if row.table == "throughput":
+        if v["accumulate"] != COMPARABLE_ACCUMULATE:
+            return []  # a variant of its own, compared with nothing
         key = (v["accelerator"], v["precision"], v["sparsity"], v["engine"])
         return [Fact("throughput", key, v["tflops"], row.path, at("tflops"), "tflops")]
     if row.table == "format_support":
@@ -134,6 +141,16 @@ def file_facts(rows, citations):
     facts = [fact for row in rows for fact in row_facts(row)]
     facts += [Fact("cites", (source,), None, c.path, c.line, c.field) for c in citations for source in (c.source, *c.basis)]
     return facts
+
+
+def seller_witness(facts):
+    """A seller listing may back a vendor quote beside another witness, never as the only one."""
+    kinds = by_key(facts["source_kind"])
+    for fact in facts["witness"]:
+        kind = kinds.get((fact.value,))
+        if kind is not None and kind.value == SELLER_KIND:
+            yield problem(fact, f"{fact.value!r} is a seller listing ({where(kind)}): a vendor quote needs a witness "
+                                "other than a seller page")
 
 
 def problem(fact, message):
@@ -334,7 +351,7 @@ def translations_tagged_alike(facts):
 
 
 RULES = (sparse_above_dense, within_system, host_links, citable_sources, every_source_cited, fp4_vocabulary,
-         no_figure_where_unsupported, one_alias_per_name, one_article_per_url, translations_tagged_alike)
+         no_figure_where_unsupported, one_alias_per_name, one_article_per_url, translations_tagged_alike, seller_witness)
 
 
 def check(facts, today=None):

@@ -53,7 +53,8 @@ assert {m.field for m in MEASURES} | {"release-date"} == set(CROSSCHECK_FIELDS)
 
 # Our side of each number: one SQL expression per accelerator (`a`), dense matrix throughput by precision family.
 DENSE = ("(select max(t.tflops) from throughput t join number_formats f on f.slug = t.precision "
-         "where t.accelerator = a.slug and t.sparsity = 'dense' and t.engine = 'matrix' and f.family = '{}')")
+         "where t.accelerator = a.slug and t.sparsity = 'dense' and t.engine = 'matrix' and t.accumulate = 'fp32' "
+         "and f.family = '{}')")
 OURS = {
     "memory": "a.memory_gb",
     "bandwidth": "a.memory_bandwidth_gbs",

@@ -203,7 +203,7 @@ SELECT r.slug, r.accelerator, a.name, r.measure, r.kernel, r.precision,
 FROM achieved_rates r
 JOIN accelerators a ON a.slug = r.accelerator
 LEFT JOIN throughput t ON t.accelerator = r.accelerator AND t.precision = r.precision
-  AND t.sparsity = 'dense' AND t.engine = 'matrix'
+  AND t.sparsity = 'dense' AND t.engine = 'matrix' AND t.accumulate = 'fp32'
 ORDER BY r.accelerator, r.measure, r.slug
 """
 
@@ -211,7 +211,7 @@ ORDER BY r.accelerator, r.measure, r.slug
 def views_sql():
     columns = ",\n".join(
         f"  (SELECT tflops FROM throughput t WHERE t.accelerator = a.slug AND t.precision = '{c.precision}' "
-        f"AND t.engine = '{c.engine}' AND t.sparsity = 'dense') AS {c.name}" for c in DENSE_COLUMNS)
+        f"AND t.engine = '{c.engine}' AND t.sparsity = 'dense' AND t.accumulate = 'fp32') AS {c.name}" for c in DENSE_COLUMNS)
     return [DENSE_THROUGHPUT_VIEW.format(columns=columns), DECODE_EFFICIENCY_VIEW, ACHIEVED_VS_PEAK_VIEW]
 
 

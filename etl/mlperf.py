@@ -33,6 +33,47 @@ MODELS = {
     "gpt-oss-120b": "gpt-oss-120b",
 }
 ACCURACY_TARGET = re.compile(r"^(?P<benchmark>.+)-(?P<target>9\d(?:\.\d+)?)$")  # llama2-70b-99.9, yolo-95
+# "(x87)" in an accelerator name: the system's count of that accelerator, where the summary's count rounds the
+# cluster up to whole nodes (87 GPUs written as 8 per node × 11 nodes).
+NAMED_COUNT = re.compile(r"^[^(]*\(x(?P<count>\d+)\)$")  # one accelerator type: one "(x…)"
+
+
+@dataclass(frozen=True)
+class RunFormat:
+    """Rows whose summary states a weight format the submission did not run, and the document that says what
+    it ran: the format by a part of the accelerator's name (the first that matches)."""
+
+    round: str
+    benchmarks: tuple
+    software: str          # the rows' software starts with it (the submitter's harness)
+    stated: str            # weight_data_types as the summary writes it
+    formats: tuple         # (part of the accelerator name, format slug) pairs
+    source: dict           # the sources record of the document
+    note: str
+
+
+# NVIDIA's TensorRT harness, which its partners submit too, states fp16 (its configurations' base precision)
+# and quantizes the LLMs: "LLM submissions use FP8 or FP4 if the NVIDIA accelerator supports that feature"
+# (documentation/calibration.md); the llama2-70b and mixtral-8x7b configurations of NVIDIA and of every
+# partner running TensorRT set use_fp8 = True. Blackwell has FP4, Hopper and Ada FP8.
+V4_1_COMMIT = "4a0c87411066bd697db46fa44cf6f04fd458f627"
+RUN_FORMATS = (
+    RunFormat("v4.1", ("llama2-70b", "mixtral-8x7b"), "TensorRT", "fp16",
+              (("B200", "fp4"), ("H100", "fp8"), ("H200", "fp8"), ("GH200", "fp8"), ("L40S", "fp8")),
+              {"slug": "mlperf-inference-v4-1-nvidia-calibration",
+               "url": f"https://github.com/mlcommons/inference_results_v4.1/blob/{V4_1_COMMIT}/closed/NVIDIA/"
+                      "documentation/calibration.md",
+               "title": "closed/NVIDIA/documentation/calibration.md", "publisher": "NVIDIA (MLPerf Inference v4.1 "
+               "submission, mlcommons/inference_results_v4.1)", "kind": "documentation",
+               "tier": "vendor-secondary", "retrieved": "2026-12-04",
+               "note": "LLM Quantization: \"LLM submissions use FP8 or FP4 if the NVIDIA accelerator supports that "
+                       "feature\"; the Llama2-70B and Mixtral-8x7B linear layers' weights are quantized. The "
+                       "configurations (closed/NVIDIA/configs/llama2-70b, mixtral-8x7b) set precision = \"fp16\" "
+                       "with use_fp8 = True."},
+              "The summary states fp16, the harness's base precision; NVIDIA's TensorRT harness quantizes the "
+              "weights to FP8, or FP4 where the accelerator has it (Blackwell), and the submitter's own "
+              "configuration sets use_fp8 = True."),
+)
 
 
 class SummaryError(ValueError):
@@ -94,6 +135,16 @@ def details_url(summary: Summary, location: str) -> str:
     return f"{RESULTS_REPOSITORY.format(round=summary.round)}/tree/main/{'/'.join(parts)}"
 
 
+def sources_used(summary: Summary, rows: Iterable[dict]) -> list[dict]:
+    """The summary's source record, and the records of the documents the rows' weights_as_run cite."""
+    used = {}
+    for row in rows:
+        found = run_format(summary, row, split_target(row["Model"])[0])
+        if found:
+            used[found[0].source["slug"]] = found[0].source
+    return [source_record(summary), *used.values()]
+
+
 def source_record(summary: Summary) -> dict:
     note = (f"MLPerf Inference {summary.round} results summary, one row per system, benchmark and scenario; "
             f"published by MLCommons in {summary.repository} (Apache 2.0), read at commit {summary.commit}. "
@@ -122,6 +173,7 @@ def result_record(summary: Summary, row: dict) -> dict:
         "total_accelerators": total_accelerators(row, per_node, nodes),
         "benchmark": benchmark, "accuracy_target": target, "model": {**MODELS, **dict(summary.models)}.get(benchmark),
         "scenario": row["Scenario"], "weight_formats": str(row.get("weight_data_types") or "") or None,
+        "weights_as_run": weights_as_run(summary, row, benchmark),
         "result": row["Performance_Result"], "units": row["Performance_Units"],
         "software": row.get("Software") or None, "details_url": details_url(summary, row["Location"]),
         "source": summary.slug, "note": row_note(row),
@@ -129,8 +181,35 @@ def result_record(summary: Summary, row: dict) -> dict:
     return {key: value for key, value in record.items() if value is not None}
 
 
+def run_format(summary: Summary, row: dict, benchmark: str) -> tuple[RunFormat, str] | None:
+    """The RunFormat rule of a row and the format it ran, or None when the summary's format stands."""
+    name, software = row.get("Accelerator") or "", row.get("Software") or ""
+    for rule in RUN_FORMATS:
+        if (rule.round, rule.stated) == (summary.round, row.get("weight_data_types")) and \
+                benchmark in rule.benchmarks and software.startswith(rule.software):
+            for part, fmt in rule.formats:
+                if part in name:
+                    return rule, fmt
+    return None
+
+
+def weights_as_run(summary: Summary, row: dict, benchmark: str) -> dict | None:
+    found = run_format(summary, row, benchmark)
+    if found is None:
+        return None
+    rule, fmt = found
+    return {"value": fmt, "kind": "derived", "source": rule.source["slug"], "note": rule.note}
+
+
 def total_accelerators(row: dict, per_node: int | None, nodes: int | None):
-    """As stated (the v6.0 summary), else per node × nodes, cited as derived."""
+    """The count the accelerator name states ("(x87)"), else as stated (the v6.0 summary), else per node × nodes,
+    cited as derived."""
+    named = NAMED_COUNT.match(row.get("Accelerator") or "")
+    if named:
+        stated = whole(row.get("Total Accelerators")) or (per_node * nodes if per_node and nodes else None)
+        return {"value": int(named["count"]), "kind": "derived",
+                "note": f"the count the accelerator name and the system folder state; the summary's count, {stated}, "
+                        "is accelerators per node (a#) × nodes"}
     stated = whole(row.get("Total Accelerators"))
     if stated is not None:
         return stated
@@ -173,7 +252,7 @@ def write(summary: Summary, rows: list[dict], data_dir: Path) -> Imported:
     target.parent.mkdir(parents=True, exist_ok=True)
     header = (f"# Written by `computekb import mlperf` from {summary.url}\n"
               "# Do not edit by hand: re-run the importer (accelerator names map through data/aliases/mlperf.yml).\n")
-    body = yaml.safe_dump({"sources": [source_record(summary)], "benchmark_results": results},
+    body = yaml.safe_dump({"sources": sources_used(summary, rows), "benchmark_results": results},
                           sort_keys=False, allow_unicode=True, width=120)
     target.write_text(header + body, encoding="utf-8")
     names = resolve(data_dir, DATASET, [r["accelerator_name"] for r in results if "accelerator_name" in r])

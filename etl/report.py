@@ -61,7 +61,8 @@ def value_tiers(conn, value):
         marks = ", ".join("?" for _ in value.precisions)
         sql = f"""select t.accelerator, c.tier from throughput t
                   join citations c on c.table_name = 'throughput' and c.row_slug = t.slug and c.field = 'tflops'
-                  where t.sparsity = 'dense' and t.engine = 'matrix' and t.precision in ({marks})"""
+                  where t.sparsity = 'dense' and t.engine = 'matrix' and t.accumulate = 'fp32'
+                  and t.precision in ({marks})"""
         rows = conn.execute(sql, value.precisions)
     best = {}
     for slug, tier in rows:

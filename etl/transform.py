@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from domain import roofline, sizing
 from domain.schema import (
+    COMPARABLE_ACCUMULATE,
     LIST_COLUMNS,
     REFS,
     STAGED_ROWS,
@@ -398,13 +399,19 @@ class DeviceFigures(NamedTuple):
 FLOAT_KINDS = ("float", "family")
 
 
+def comparable_dense_matrix(row):
+    """Whether a throughput record (sparsity, engine, accumulate) is a dense matrix figure of the comparable
+    kind: FP32 accumulate, never a printed FP16-accumulate figure."""
+    return row["sparsity"] == "dense" and row["engine"] == "matrix" and row["accumulate"] == COMPARABLE_ACCUMULATE
+
+
 def dense_peaks(throughput, formats):
     """{accelerator: {bits: the highest dense matrix figure of a floating-point precision of that width}}."""
     bits_of = {f["slug"]: f["bits"] for f in formats if f["kind"] in FLOAT_KINDS and f["bits"]}
     peaks = {}
     for t in throughput:
         bits = bits_of.get(t["precision"])
-        if bits and t["sparsity"] == "dense" and t["engine"] == "matrix":
+        if bits and comparable_dense_matrix(t):
             by_bits = peaks.setdefault(t["accelerator"], {})
             by_bits[bits] = max(by_bits.get(bits, 0.0), t["tflops"])
     return peaks
@@ -426,29 +433,31 @@ def device_figures(accelerators, runtime_memory, peaks=None):
     return figures
 
 
-def rooflines(results, accelerator_of, devices, architectures, bits_of):
-    """The Roofline of every tokens/s result of a model and an accelerator with memory and bandwidth.
+def rooflines(results, accelerator_of, devices, architectures, bits_of, workloads):
+    """The Roofline of every tokens/s result of a model, a benchmark workload and an accelerator with memory and
+    bandwidth.
 
-    `results` gives records of slug, model, weight_formats, accelerators_per_node, scenario, units and
-    result_per_accelerator; `architectures` maps a model slug to its sizing.Architecture."""
-    ceilings = {}  # many results share a model, format, accelerator, node size and scenario
+    `results` gives records of slug, benchmark, model, weight_formats, weights_as_run, accelerators_per_node,
+    scenario, units and result_per_accelerator; `architectures` maps a model slug to its sizing.Architecture,
+    `workloads` a benchmark to its roofline.BenchmarkWorkload."""
+    ceilings = {}  # many results share a benchmark, format, accelerator, node size and scenario
     for r in results:
         accelerator = accelerator_of.get(r["slug"])
-        device, arch = devices.get(accelerator), architectures.get(r["model"])
-        bits = roofline.weight_bits(r["weight_formats"], bits_of)
-        if None in (device, arch, bits, r["result_per_accelerator"]) or r["units"] != ROOFLINE_UNITS:
+        device, arch, workload = devices.get(accelerator), architectures.get(r["model"]), workloads.get(r["benchmark"])
+        bits = roofline.weight_bits(r["weights_as_run"] or r["weight_formats"], bits_of)
+        if None in (device, arch, workload, bits, r["result_per_accelerator"]) or r["units"] != ROOFLINE_UNITS:
             continue
-        key = (r["model"], bits, accelerator, r["accelerators_per_node"], r["scenario"])
+        key = (r["benchmark"], r["model"], bits, accelerator, r["accelerators_per_node"], r["scenario"])
         if key not in ceilings:
-            ceilings[key] = roofline.ceiling(arch, bits, device, r["accelerators_per_node"], r["scenario"])
+            ceilings[key] = roofline.ceiling(arch, bits, device, r["accelerators_per_node"], r["scenario"], workload)
         found = ceilings[key]
         if not found:
             continue
         share = r["result_per_accelerator"] / found.tokens_per_s
         if share > 1:
-            # above the ceiling of its own stated format: that format cannot be what ran
-            yield Roofline(r["slug"], None, None, f"not kept: the result is {share:.2f} × the ceiling of the stated "
-                                                  f"weight format ({found.basis})")
+            # above the ceiling of the format assumed: that format cannot be what ran
+            yield Roofline(r["slug"], None, None, f"not kept: the result is {share:.2f} × the ceiling of the "
+                                                  f"weight format assumed ({found.basis})")
         else:
             yield Roofline(r["slug"], round(found.tokens_per_s, 2), round(share, 4), found.basis)
 
@@ -459,16 +468,20 @@ def benchmark_columns(stage):
     accelerator_of = dict(benchmark_accelerators(aliases, stage.select("benchmark_results", ("slug", "accelerator_name"))))
     stage.set_column("benchmark_results", "accelerator", accelerator_of.items())
     formats = list(stage.select("number_formats", ("slug", "effective_bits", "bits", "kind")))
-    peaks = dense_peaks(stage.select("throughput", ("accelerator", "precision", "sparsity", "engine", "tflops")), formats)
+    peaks = dense_peaks(stage.select("throughput", ("accelerator", "precision", "sparsity", "engine", "accumulate",
+                                                     "tflops")), formats)
     devices = device_figures(stage.select("accelerators", ("slug", "memory_gb", "addressable_memory_gb",
                                                            "memory_bandwidth_gbs", "interconnect_gbs")),
                              stage.select("runtime_memory", ("accelerator", "memory_gb")), peaks)
     architectures = {m["slug"]: sizing.Architecture.from_row(json.loads(m["architecture"]))
                      for m in stage.select("models", ("slug", "architecture"))}
     bits_of = {f["slug"]: f["effective_bits"] or f["bits"] for f in formats if f["bits"] is not None}
-    found = list(rooflines(stage.select("benchmark_results", ("slug", "model", "weight_formats", "accelerators_per_node",
-                                                               "scenario", "units", "result_per_accelerator")),
-                           accelerator_of, devices, architectures, bits_of))
+    workloads = {w["benchmark"]: roofline.BenchmarkWorkload(w["output_tokens"], w["input_tokens"])
+                 for w in stage.select("benchmark_workloads", ("benchmark", "output_tokens", "input_tokens"))}
+    found = list(rooflines(stage.select("benchmark_results", ("slug", "benchmark", "model", "weight_formats",
+                                                               "weights_as_run", "accelerators_per_node", "scenario",
+                                                               "units", "result_per_accelerator")),
+                           accelerator_of, devices, architectures, bits_of, workloads))
     for column, field in (("roofline_per_accelerator", "per_accelerator"), ("roofline_share", "share"),
                           ("roofline_basis", "basis")):
         stage.set_column("benchmark_results", column, ((r.slug, getattr(r, field)) for r in found))
@@ -491,8 +504,9 @@ def cross_file_columns(stage):
     price_columns(stage)
     for column, precision_family in CAPABILITY_FAMILIES.items():
         stage.set_column("accelerators", column, capability(accelerators, claims, family, precision_family))
-    dense_matrix = [row for row in stage.select("throughput", ("accelerator", "precision", "tflops", "sparsity", "engine"))
-                    if row["sparsity"] == "dense" and row["engine"] == "matrix"]
+    dense_matrix = [row for row in stage.select("throughput", ("accelerator", "precision", "tflops", "sparsity", "engine",
+                                                                "accumulate"))
+                    if comparable_dense_matrix(row)]
     stage.set_column("accelerators", "fp8_speedup", fp8_speedups(accelerators, dense_matrix, family))
     sources = list(stage.select("sources", ("slug", "tier", "article")))
     tier_of = {source["slug"]: source["tier"] for source in sources}

@@ -23,6 +23,7 @@ from domain.schema import (
     SLUG_PATTERN,
     TABLES,
     TABLES_BY_NAME,
+    derived_slug,
 )
 from domain.units import INTEGER_PRECISIONS, OPS, UNIT_CHOICES, UnitError, parsed, to_unit
 
@@ -231,13 +232,18 @@ def validate_record(record):
         given = ", ".join(table.one_of)
         return None, [], problems + [Problem(record.path, record.line, table.one_of[0], f"give at least one of: {given}")]
     problems += list(date_order(record, clean))
+    for field in table.fields:
+        if field.default is not None and clean.get(field.name) is None:
+            clean[field.name] = field.default
     if table.slug_from and not clean.get("slug"):
-        clean["slug"] = "-".join(clean[name] for name in table.slug_from)
+        clean["slug"] = derived_slug(table, clean)
+    found = [Problem(record.path, record.line_of(field), field, message)
+             for field, message in note_problems(record.table, clean, cited)]
     if record.table in ROW_CHECKS:
-        found = [Problem(record.path, record.line_of(field), field, message)
-                 for field, message in ROW_CHECKS[record.table](clean, values)]
-        if found:
-            return None, [], problems + found
+        found += [Problem(record.path, record.line_of(field), field, message)
+                  for field, message in ROW_CHECKS[record.table](clean, values)]
+    if found:
+        return None, [], problems + found
     row = Row(record.table, clean, record.path, record.line, record.data.lines)
     citations, more = citations_of(row, values, cited) if table.cited else ([], [])
     return row, citations, problems + more
@@ -303,10 +309,52 @@ VENDOR_TIERS = ("vendor-primary", "vendor-secondary")
 
 def source_problems(source, _written):
     """A page read through a mirror keeps the maker's tier only as a verbatim copy of a named vendor
-    document: its title names the document; any other copy is third-party."""
+    document: its title names the document; any other copy is third-party. A vendor figure read through
+    a quote (vendor-quoted) names the vendor document, the quoting page and a second witness."""
     if source.get("read_via") and source["tier"] in VENDOR_TIERS and not source.get("title"):
         yield "tier", (f"{source['tier']} read through a mirror (read_via) needs the title of the vendor document it "
                        "copies verbatim; an unnamed copy is third-party")
+    if source["tier"] == QUOTED_TIER:
+        for name, what in (("title", "the title of the vendor document quoted"),
+                           ("read_via", "the address of the page that quotes it")):
+            if not source.get(name):
+                yield name, f"a vendor-quoted source needs {what} ({name})"
+    if source.get("witness") is not None and source["witness"] == source["slug"]:
+        yield "witness", "a source cannot be its own witness: name another source that states the same figures"
+    elif source.get("witness") and source["tier"] != QUOTED_TIER:
+        yield "witness", f"only a vendor-quoted source names a witness (this one is {source['tier']})"
+
+
+QUOTED_TIER = "vendor-quoted"
+# A note saying that the page cited was not read, or that the value was copied from Epoch's dataset while
+# another page is credited: such a value cites what was read (Epoch's dataset, tier reference-dataset).
+NOT_READ = re.compile(r"\b(?:page|article|report|post|press release|source|listing|announcement|copy)s? "
+                      r"(?:was|were|is|are|has|have) (?:never|not)(?: been)? (?:read|opened|seen)\b"
+                      r"|\bnot read here\b|\bread (?:only )?(?:through|via|from) Epoch", re.IGNORECASE)
+# Tables whose row holds one value, so the row's note speaks of that value.
+ONE_VALUE_TABLES = ("sources", "prices", "throughput", "format_support", "cloud_offers", "achieved_rates")
+# A dense 16-bit figure printed for FP16 accumulate, and one printed for FP32 accumulate.
+FP16_ACCUMULATE = re.compile(r"\bFP16[- ]accumulat", re.IGNORECASE)
+FP32_ACCUMULATE = re.compile(r"\bFP32[- ]accumulat", re.IGNORECASE)
+SIXTEEN_BITS = ("fp16", "bf16")
+
+
+def note_problems(table, row, cited):
+    """What the notes of a row and of its cited values say against its values: a page not read, and an
+    FP16-accumulate figure stored as the comparable (FP32-accumulate) one."""
+    notes = [(name, meta["note"]) for name, meta in cited.items() if isinstance(meta.get("note"), str)]
+    if table in ONE_VALUE_TABLES and row.get("note"):
+        notes.append(("note", row["note"]))
+    for name, text in notes:
+        if found := NOT_READ.search(text):
+            yield name, (f"the note says {found.group(0)!r}: a value cites the page that was read (a value copied "
+                         "from Epoch AI's dataset cites the dataset, tier reference-dataset), never one that was not")
+    if table == "throughput" and row["precision"] in SIXTEEN_BITS and row["accumulate"] == "fp32":
+        for name, text in notes:
+            if FP16_ACCUMULATE.search(text) and not FP32_ACCUMULATE.search(text):
+                yield name, ("its note gives an FP16-accumulate figure: store it with accumulate: fp16 (dense "
+                             "BF16/FP16 means FP32 accumulate, the comparable figure)")
+                break
 
 
 
@@ -401,8 +449,9 @@ def partial_row(record):
             values[field.name] = value
         elif field.kind == "refs" and isinstance(value, list):
             values[field.name] = [v for v in value if isinstance(v, str)]
-    if "slug" not in values and table.slug_from and all(isinstance(record.data.get(n), str) for n in table.slug_from):
-        values["slug"] = "-".join(record.data[n] for n in table.slug_from)
+    if "slug" not in values and table.slug_from and all(isinstance(record.data.get(n), str) for n in table.slug_from
+                                                        if table.field(n).default is None):
+        values["slug"] = derived_slug(table, record.data)
     cited = tuple((name, value["source"]) for name, value in record.data.items()
                   if isinstance(value, dict) and isinstance(value.get("source"), str))
     if "slug" not in values and not cited and not any(values.get(name) for name, _, _ in REF_FIELDS[record.table]):

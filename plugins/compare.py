@@ -135,7 +135,7 @@ def compare_sql(slugs, specs):
   WHERE a.slug IN ({picked})
   UNION ALL
   SELECT t.accelerator, {THROUGHPUT_KEY_SQL}, t.tflops FROM throughput t
-  WHERE t.sparsity = 'dense' AND t.accelerator IN ({picked})
+  WHERE t.sparsity = 'dense' AND t.accumulate = 'fp32' AND t.accelerator IN ({picked})
 ),
 fields(pos, field, unit) AS (VALUES
     {rows})
@@ -201,7 +201,7 @@ async def dense_specs(db, slugs):
     result = await db.execute(
         f"SELECT DISTINCT t.precision, t.engine, {THROUGHPUT_KEY_SQL} AS key, f.name, f.kind "
         "FROM throughput t JOIN number_formats f ON f.slug = t.precision "
-        f"WHERE t.sparsity = 'dense' AND t.accelerator IN ({picked_sql(slugs)})", params(slugs))
+        f"WHERE t.sparsity = 'dense' AND t.accumulate = 'fp32' AND t.accelerator IN ({picked_sql(slugs)})", params(slugs))
     order = {p: i for i, p in enumerate(DENSE_PRECISIONS)}
     rows = sorted(result.rows, key=lambda r: (order.get(r["precision"], len(order)), r["precision"],
                                                ENGINES.index(r["engine"])))
@@ -231,7 +231,7 @@ async def citations(db, slugs):
         FROM throughput t
         JOIN citations c ON c.table_name = 'throughput' AND c.row_slug = t.slug AND c.field = 'tflops'
         JOIN sources s ON s.slug = c.source
-        WHERE t.sparsity = 'dense' AND t.accelerator IN ({picked})""", params(slugs))
+        WHERE t.sparsity = 'dense' AND t.accumulate = 'fp32' AND t.accelerator IN ({picked})""", params(slugs))
     return {(r["accelerator"], r["key"]): {**dict(r), "shown": shown_title(r["title"], r["label"])} for r in result.rows}
 
 

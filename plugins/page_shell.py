@@ -7,7 +7,8 @@ render-blocking, though only table and query pages draw its charts. This
 wrapper edits the finished page (so no Datasette template is copied):
 `lang="en"` where the page has none (French content carries its own `lang`),
 `role="main"` on the content section, the chart library dropped from pages
-that are not table or query pages and deferred on those that are. Static
+that are not table or query pages and, on those that are, named in a `<meta>`
+for static/reader.js to load when a reader asks for a chart. Static
 files whose URL carries their content hash (datasette-vega's hashed names,
 Datasette's `app.css?<hash>`, the project's `/assets/...?v=<hash>`) are sent
 with a year's `Cache-Control`; datasette-gzip compresses every answer.
@@ -20,6 +21,7 @@ from datasette import hookimpl
 CHART_LIBRARY = re.compile(r'\s*<script src="[^"]*/datasette_vega/[^"]+\.js"></script>'
                            r'|\s*<link rel="stylesheet" href="[^"]*/datasette_vega/[^"]+\.css">')
 CHART_SCRIPT = re.compile(r'<script src="([^"]*/datasette_vega/[^"]+\.js)"></script>')
+CHART_STYLE = re.compile(r'<link rel="stylesheet" href="([^"]*/datasette_vega/[^"]+\.css)">')
 BODY_CLASS = re.compile(r'<body class="([^"]*)"')
 CHART_PAGES = ("table", "query")  # the first body class of the pages datasette-vega draws on
 HASHED_STATIC = re.compile(r"^/-/static-plugins/[^/]+/[^/]+\.[0-9a-f]{8,}\.(?:js|css)$")
@@ -33,14 +35,18 @@ def draws_charts(html: str) -> bool:
 
 
 def shell(html: str) -> str:
-    """The page with a language, a main landmark, and the chart library only where a chart is drawn (deferred)."""
+    """The page with a language, a main landmark, and the chart library only where a chart is asked for."""
     html = html.replace("<html>", '<html lang="en">', 1)
     html = html.replace('<section class="content">', '<section class="content" role="main">', 1)
     # The library's tags are in the head: searched there only (a whole page, 185 KB for a spec sheet,
     # took the regex 10 ms a request).
     head, end_of_head, body = html.partition("</head>")
     if draws_charts(html):
-        return CHART_SCRIPT.sub(r'<script src="\1" defer></script>', head) + end_of_head + body
+        # named for static/reader.js, which loads it when a chart is asked for
+        library = [CHART_SCRIPT.search(head), *CHART_STYLE.finditer(head)]
+        if library[0]:
+            meta = f'<meta name="chart-library" content="{" ".join(m.group(1) for m in library)}">'
+            return CHART_LIBRARY.sub("", head) + meta + end_of_head + body
     return CHART_LIBRARY.sub("", head) + end_of_head + body
 
 

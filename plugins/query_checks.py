@@ -81,18 +81,20 @@ BATCH = Check("batch", parameters.batch, "1")
 PP = Check("pp", parameters.pipeline_stages)
 FRACTION = Check("usable_fraction", parameters.usable_fraction)
 CONTEXT = Check("context", parameters.context)
+SEQUENCES = Check("max_num_seqs", parameters.max_num_seqs)
 
 CHECKS = {
     "what-fits": lambda args, lookup: sizing_problems(args, lookup, (
-        CONTEXT, BATCH, Check("tp", parameters.devices), PP, FRACTION)),
+        CONTEXT, BATCH, Check("tp", parameters.devices), PP, FRACTION, SEQUENCES)),
     "longest-context": lambda args, lookup: sizing_problems(args, lookup, (
-        BATCH, PP, Check("max_context", lambda v: v and parameters.context(v)), FRACTION))
+        BATCH, PP, Check("max_context", lambda v: v and parameters.context(v)), FRACTION, SEQUENCES))
         + [max_context_problem(args, lookup)],
-    "largest-batch": lambda args, lookup: sizing_problems(args, lookup, (CONTEXT, PP, FRACTION)),
+    "largest-batch": lambda args, lookup: sizing_problems(args, lookup, (CONTEXT, PP, FRACTION, SEQUENCES)),
     "cost-per-million-tokens": lambda args, lookup: [
         choice_problem(args, "model", lookup.names(MODELS), "models"),
         choice_problem(args, "weight_format", lookup.names(FORMATS_WITH_BITS), "number formats with known bits"),
-        *(str(e) for e in parameters.problems(args, (BATCH, FRACTION, Check("runtime", parameters.runtime)))[1])],
+        *(str(e) for e in parameters.problems(args, (BATCH, Check("context", parameters.context, "2048"), FRACTION,
+                                                     SEQUENCES, Check("runtime", parameters.runtime)))[1])],
     "per-dollar-per-watt": lambda args, lookup: [device_class_problem(given(args, "device_class"), lookup)],
     "articles-about": lambda args, lookup: [
         choice_problem(args, "accelerator", lookup.names("select slug, name from accelerators"), "accelerators")],

@@ -34,7 +34,8 @@ BATCH_DEFAULT = "1"
 SHORT_ANSWER = 12  # rows before "show all": the best of every class fit on a phone's few screens
 # The fields as the page labels them: problems name them so.
 LABELS = {"model": "Model", "weights": "Weights", "kv_format": "KV cache format", "context": "Context",
-          "batch": "Batch", "tp": "Devices (tensor parallel)", "runtime": "Runtime"}
+          "batch": "Batch", "tp": "Devices (tensor parallel)", "runtime": "Runtime",
+          "max_num_seqs": "Sequences at once (max_num_seqs)"}
 # A layout a reader would build: one box of consumer or workstation cards, a few
 # unified-memory computers or edge modules, up to eight 8-device nodes of the
 # rest. A layout beyond its class's cap is no answer: the page says so and shows no speed.
@@ -52,8 +53,7 @@ CHOICES_SQL = {
     "vendors": "select distinct v.slug, v.name from vendors v join accelerators a on a.vendor = v.slug order by v.name",
     "classes": "select distinct device_class as slug from accelerators where device_class <> 'dpu' order by 1",
 }
-MODEL_SQL = "select architecture, model_class from models where slug = ?"
-EFFICIENCY_SQL = "select accelerator_family, model_class, batch_regime, efficiency, basis from decode_efficiency"
+MODEL_SQL = "select architecture from models where slug = ?"
 PRICES_SQL = ("select accelerator, currency, min(price_per_gpu_hour) from cloud_offers "
               "where current and price_per_gpu_hour is not null group by accelerator, currency order by currency")
 
@@ -70,6 +70,7 @@ class Asked(NamedTuple):
     batch: int
     tp: int | None       # None: the fewest devices that fit
     runtime: str
+    max_num_seqs: int | None  # None: the runtime's own limit
 
 
 @dataclass
@@ -82,6 +83,7 @@ class Form:
     batch: str = BATCH_DEFAULT
     devices: str = ""
     runtime: str = runtimes.DEFAULT_RUNTIME
+    max_num_seqs: str = ""  # empty: the runtime's own limit of sequences run together
     accelerator: str = ""   # filters of the answer
     vendor: str = ""
     device_class: str = ""
@@ -102,14 +104,15 @@ class Form:
             Check("weights", lambda v: parameters.choice("weights", v, weights, "weights of this model")),
             Check("kv_format", lambda v: parameters.choice("kv_format", v, formats, "number formats")),
             Check("context", parameters.context), Check("batch", parameters.batch, BATCH_DEFAULT),
-            Check("tp", parameters.devices), Check("runtime", parameters.runtime)))
+            Check("tp", parameters.devices), Check("runtime", parameters.runtime),
+            Check("max_num_seqs", parameters.max_num_seqs)))
         if problems:
             return None, [labelled(problem) for problem in problems]
         kind, _, slug = values["weights"].partition(":")
         bits = {f["slug"]: f["bits"] for f in choices["formats"]}
         return Asked(values["model"], slug if kind == "checkpoint" else "", slug if kind == "format" else "",
                      values["kv_format"], bits[values["kv_format"]], values["context"], values["batch"], values["tp"],
-                     values["runtime"]), []
+                     values["runtime"], values["max_num_seqs"]), []
 
     def permalink(self, path, **changes):
         return f"{path}?" + urlencode({k: v for k, v in (vars(self) | changes).items() if v or k == "model"})
@@ -169,7 +172,7 @@ def gb1(value):
     return None if value is None else round(value, 1)
 
 
-def row_of(device: dict, fit: fits.Fit, efficiency: dict | None, prices) -> dict:
+def row_of(device: dict, fit: fits.Fit, prices) -> dict:
     """One accelerator's answer, its GB to 0.1 and its speeds only where it fits."""
     row = {"accelerator": device["slug"], "name": device["name"], "vendor": device["vendor"], "family": device["family"],
            "device_class": device["device_class"], "memory_gb": gb1(device["memory"]),
@@ -182,15 +185,14 @@ def row_of(device: dict, fit: fits.Fit, efficiency: dict | None, prices) -> dict
            "shortfall_gb_per_device": gb1(fit.shortfall_gb_per_device), "smallest_devices_that_fit": fit.smallest_devices,
            "smallest_tp": fit.smallest_tp, "smallest_pp": fit.smallest_pp,
            "has_bandwidth": device["memory_bandwidth_gbs"] is not None, "has_peak": device["dense_tflops"] is not None,
-           "prices": price_text(prices), "efficiency": None, "efficiency_basis": None}
+           "prices": price_text(prices)}
     row["sensible"] = bool(fit.fits) and sensible(row)
     speeds = row["sensible"] and fit.tokens_per_s_per_sequence is not None
     row["ceiling_tokens_per_s"] = fit.tokens_per_s_per_sequence if speeds else None
     row["bound"] = fit.bound if speeds else None
     row["first_token_ms"] = fit.first_token_ms if row["sensible"] else None
-    if speeds and efficiency:
-        row.update(efficiency=efficiency["efficiency"], efficiency_basis=efficiency["basis"],
-                   expected_tokens_per_s=fit.tokens_per_s_per_sequence * efficiency["efficiency"])
+    row["expected_tokens_per_s"] = fit.expected_tokens_per_s_per_sequence if speeds else None
+    row["expected_basis"] = fit.expected_basis if speeds else None
     return row
 
 
@@ -224,10 +226,7 @@ def counts(rows):
 
 def sized_rows(conn, asked: Asked) -> list[dict]:
     """Every accelerator's answer to `asked`, asked of domain/fits.py (run in Datasette's database thread)."""
-    architecture, model_class = conn.execute(MODEL_SQL, (asked.model,)).fetchone()
-    regime = "batch-1" if asked.batch == 1 else "large-batch"
-    efficiency = {(family, cls): {"efficiency": e, "basis": basis}
-                  for family, cls, batch_regime, e, basis in conn.execute(EFFICIENCY_SQL) if batch_regime == regime}
+    architecture, = conn.execute(MODEL_SQL, (asked.model,)).fetchone()
     prices = {}
     for accelerator, currency, price in conn.execute(PRICES_SQL):
         prices.setdefault(accelerator, []).append((currency, price))
@@ -236,10 +235,10 @@ def sized_rows(conn, asked: Asked) -> list[dict]:
     rows = []
     for device in devices:
         question = fits.question(architecture, device["bits"], fits.DeviceFigures(
-            device["memory"], device["memory_bandwidth_gbs"], device["dense_tflops"], device["link_gbs"], device["slug"]),
-            asked.context, asked.batch, asked.kv_bits, runtime=asked.runtime)
-        rows.append(row_of(device, fits.fit(question, asked.tp), efficiency.get((device["family"], model_class)),
-                           prices.get(device["slug"], [])))
+            device["memory"], device["memory_bandwidth_gbs"], device["dense_tflops"], device["link_gbs"], device["slug"],
+            device["bandwidth_share"]), asked.context, asked.batch, asked.kv_bits, runtime=asked.runtime,
+            max_num_seqs=asked.max_num_seqs)
+        rows.append(row_of(device, fits.fit(question, asked.tp), prices.get(device["slug"], [])))
     return ranked(rows)
 
 
@@ -290,7 +289,7 @@ def answer(datasette, form, asked, rows, context):
                    if len(kept) > SHORT_ANSWER and not form.all else None)
     args = {"model": asked.model, "checkpoint": asked.checkpoint, "weight_format": asked.weight_format,
             "kv_format": asked.kv_format, "context": str(asked.context), "batch": str(asked.batch),
-            "runtime": asked.runtime}
+            "runtime": asked.runtime, "max_num_seqs": "" if asked.max_num_seqs is None else str(asked.max_num_seqs)}
     database = datasette.urls.database(DATABASE)
     context["more"] = {
         "longest_context": f"{database}/longest-context?" + urlencode({k: v for k, v in args.items() if k != "context"}),

@@ -10,7 +10,7 @@ A spreadsheet opening a CSV file runs a cell that begins with `=`, `+`, `-` or
 `@` as a formula (a query's `select '=HYPERLINK(...)'`, a note beginning with a
 minus): every CSV answer has such cells prefixed with `'`, which spreadsheets
 show as text, numbers (`-5`) excepted. The answer is rewritten record by record
-as it streams.
+as it streams. `_bom=1` puts UTF-8's byte-order mark first, for Excel on Windows.
 """
 
 import codecs
@@ -101,6 +101,27 @@ def neutralising(send):
     return rewritten
 
 
+BOM = codecs.BOM_UTF8
+BOM_ARGUMENT = re.compile(r"(?:^|&)_bom=(?:1|on)(?:&|$)")
+
+
+def with_bom(send):
+    """`send` for a CSV answer asked for with `_bom=1`: its body begins with UTF-8's byte-order mark, by which
+    Excel on Windows reads the file as UTF-8 (without it, accents come out garbled)."""
+    first = True
+
+    async def marked(message):
+        nonlocal first
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [(k, v) for k, v in message.get("headers", [])
+                                              if k.lower() != b"content-length"]}
+        elif message["type"] == "http.response.body" and first:
+            first = False
+            message = {**message, "body": BOM + message.get("body", b"")}
+        await send(message)
+    return marked
+
+
 @hookimpl
 def asgi_wrapper(datasette):
     release = {}
@@ -117,6 +138,8 @@ def asgi_wrapper(datasette):
                 await app(scope, receive, send)
                 return
             send = neutralising(send)
+            if BOM_ARGUMENT.search(scope.get("query_string", b"").decode("latin-1")):
+                send = with_bom(send)
             if not CSV_PATH.match(scope["path"]):
                 await app(scope, receive, send)
                 return

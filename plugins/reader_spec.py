@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from datasette import hookimpl
 from datasette.utils import tilde_encode, urlsafe_components
 
-from domain.schema import AUTHORED
+from domain.schema import AUTHORED, COMPARABLE_ACCUMULATE
 from domain.units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 from serving.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
 from serving.labels import FIELDS, IDENTITY, SECTIONS, label
@@ -114,7 +114,7 @@ SQL = {
         from citations c join sources s on s.slug = c.source
         where (c.table_name = 'accelerators' and c.row_slug = :slug)
            or (c.table_name = 'throughput' and c.row_slug in (select slug from throughput where accelerator = :slug))""",
-    "throughput": "select slug, precision, sparsity, engine, tflops from throughput where accelerator = :slug",
+    "throughput": "select slug, precision, sparsity, engine, accumulate, tflops from throughput where accelerator = :slug",
     "formats": """select f.format, f.supported, f.slug, n.name from format_support f
                   left join number_formats n on n.slug = f.format where f.accelerator = :slug order by f.format""",
     "prices": """select p.slug, p.kind, p.amount, p.per_device_amount, p.scope, p.devices, p.currency, p.observed,
@@ -240,7 +240,8 @@ class SheetBuilder:
             anchor = value_anchor(t["precision"], t["engine"], t["sparsity"])
             value = self.value(f"{t['precision']} {t['engine']} {t['sparsity']}", f"{number(t['tflops'])} {unit}",
                                self.cited.get(("throughput", t["slug"], "tflops")), anchor=anchor, unit=unit)
-            value.label = f"{t['precision'].upper()} {t['engine']} {'dense' if t['sparsity'] == 'dense' else '2:4 sparse'}"
+            value.label = (f"{t['precision'].upper()} {t['engine']} {'dense' if t['sparsity'] == 'dense' else '2:4 sparse'}"
+                           + (f", {t['accumulate'].upper()} accumulate" if t["accumulate"] != COMPARABLE_ACCUMULATE else ""))
             if t["sparsity"] == "dense":
                 rows[key].dense = value
             else:

@@ -109,9 +109,10 @@ def llm_state_gb(architecture, batch, tp):
 # Deployments: the models and checkpoints tables' JSON columns in, JSON or a number out
 
 def device_figures(device: dict) -> fits.DeviceFigures:
-    """A JSON object {memory_gb, bandwidth_gbs, dense_tflops, link_gbs, slug} as the question's device."""
+    """A JSON object {memory_gb, bandwidth_gbs, dense_tflops, link_gbs, slug, bandwidth_share} as the
+    question's device."""
     return fits.DeviceFigures(device["memory_gb"], device.get("bandwidth_gbs"), device.get("dense_tflops"),
-                              device.get("link_gbs"), str(device.get("slug") or ""))
+                              device.get("link_gbs"), str(device.get("slug") or ""), device.get("bandwidth_share"))
 
 
 def as_json(answer: fits.Fit) -> str:
@@ -121,16 +122,17 @@ def as_json(answer: fits.Fit) -> str:
 def llm_fit(architecture, bits, device, workload):
     """JSON: a deployment of one model on one accelerator (docs/LLM_MATH.md).
 
-    `device`: {"memory_gb", "bandwidth_gbs", "dense_tflops", "link_gbs", "slug"};
-    `workload`: {"context", "batch", "kv_bits", "tp", "pp", "runtime", "fraction"}
-    (tp null: the layout proposed; runtime: vllm by default; fraction null: the runtime's default)."""
+    `device`: {"memory_gb", "bandwidth_gbs", "dense_tflops", "link_gbs", "slug", "bandwidth_share"};
+    `workload`: {"context", "batch", "kv_bits", "tp", "pp", "runtime", "fraction", "max_num_seqs"}
+    (tp null: the layout proposed; runtime: vllm by default; fraction and max_num_seqs null: the runtime's own)."""
     if None in (architecture, bits, device, workload):
         return None
     device, workload = json.loads(device), json.loads(workload)
     if device.get("memory_gb") is None:
         return None
     q = fits.question(architecture, bits, device_figures(device), workload.get("context"), workload.get("batch", 1),
-                      workload.get("kv_bits"), workload.get("fraction"), workload.get("runtime"))
+                      workload.get("kv_bits"), workload.get("fraction"), workload.get("runtime"),
+                      workload.get("max_num_seqs"))
     return as_json(fits.fit(q, workload.get("tp"), workload.get("pp")))
 
 
@@ -145,21 +147,25 @@ def llm_size(architecture, bits, memory_gb, bandwidth_gbs, context, batch, kv_bi
     return as_json(fits.fit(q, tp, pp))
 
 
-def llm_largest_batch(architecture, bits, memory_gb, context, kv_bits, tp, pp, utilization, runtime=None):
-    """The most sequences of `context` tokens that fit on `tp` × `pp` devices (NULL: not a valid layout)."""
+def llm_largest_batch(architecture, bits, memory_gb, context, kv_bits, tp, pp, utilization, runtime=None,
+                      max_num_seqs=None):
+    """The most sequences of `context` tokens that fit on `tp` × `pp` devices, at most the runtime's
+    `max_num_seqs` (NULL: not a valid layout)."""
     if None in (architecture, bits, memory_gb):
         return None
-    q = fits.question(architecture, bits, fits.DeviceFigures(memory_gb), context, 1, kv_bits, utilization, runtime)
+    q = fits.question(architecture, bits, fits.DeviceFigures(memory_gb), context, 1, kv_bits, utilization, runtime,
+                      max_num_seqs)
     return fits.largest_batch(q, tp, pp)
 
 
 def llm_longest_context(architecture, bits, memory_gb, batch, kv_bits, tp, pp, utilization, max_context,
-                        runtime=None):
-    """The most tokens per sequence, up to `max_context`, that fit with `batch`
-    sequences on `tp` × `pp` devices (NULL: not a valid layout)."""
+                        runtime=None, max_num_seqs=None):
+    """The most tokens per sequence, up to `max_context`, that fit with `batch` sequences on `tp` × `pp`
+    devices, the runtime's reserve sized for `max_num_seqs` (NULL: not a valid layout)."""
     if None in (architecture, bits, memory_gb, max_context):
         return None
-    q = fits.question(architecture, bits, fits.DeviceFigures(memory_gb), 1, batch, kv_bits, utilization, runtime)
+    q = fits.question(architecture, bits, fits.DeviceFigures(memory_gb), 1, batch, kv_bits, utilization, runtime,
+                      max_num_seqs)
     return fits.longest_context(q, tp, pp, max_context)
 
 

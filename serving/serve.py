@@ -122,6 +122,10 @@ def make_datasette(db_path, site_url=DEFAULT_SITE_URL, plugin_config=None, cache
         cors=cors,
     )
     datasette.add_database(Database(datasette, path=str(db_path), is_mutable=False), name=DATABASE)
+    # Datasette adds an empty in-memory database when it is given no file: nothing of the knowledge base is
+    # in it, and the home page would list it beside the one database a reader came for.
+    if "_memory" in datasette.databases:
+        datasette.remove_database("_memory")
     return datasette
 
 

@@ -41,10 +41,15 @@ device as (
     -- dense matrix peak of the narrowest weight format the device computes in, else BF16/FP16
     coalesce((select t.tflops from weight_families w join throughput t on t.precision = w.family
                 where t.accelerator = a.slug and t.sparsity = 'dense' and t.engine = 'matrix'
+                and t.accumulate = 'fp32'
                 order by w.bits limit 1),
              (select max(t.tflops) from throughput t where t.accelerator = a.slug and t.sparsity = 'dense'
+                and t.accumulate = 'fp32'
                 and t.engine = 'matrix' and t.precision in ('bf16', 'fp16'))) as dense_tflops,
     a.interconnect_gbs / 2 as link_gbs,
+    -- the best memory bandwidth measured on the device, as a share of its datasheet figure
+    (select max(ar.bandwidth_gbs) / a.memory_bandwidth_gbs from achieved_rates ar
+     where ar.accelerator = a.slug and ar.measure = 'memory-bandwidth') as bandwidth_share,
     -- native: every format of the weights and the KV cache is supported (the same format, or a
     -- plain member of a family the device lists); unknown when the device lists no format
     iif(exists (select 1 from supported s where s.accelerator = a.slug),
@@ -62,7 +67,7 @@ with p as (select :model as model, :checkpoint as checkpoint, :weight_format as 
                   :kv_format as kv_format),
 {DEVICES}
 select d.slug, d.name, d.vendor, d.family, d.device_class, d.memory_bandwidth_gbs, d.memory, d.memory_estimated,
-  d.dense_tflops, d.link_gbs, d.native, w.bits
+  d.dense_tflops, d.link_gbs, d.bandwidth_share, d.native, w.bits
 from device d, weights w where d.memory is not null order by d.slug"""
 
 # The canned query: its parameters checked (:_checked_what_fits, plugins/query_checks.py), then every
@@ -75,20 +80,21 @@ p as (
     cast(coalesce(nullif(trim(:batch), ''), '1') as integer) as batch,
     cast(nullif(trim(:tp), '') as integer) as tp, cast(nullif(trim(:pp), '') as integer) as pp,
     coalesce(nullif(lower(trim(:runtime)), ''), 'vllm') as runtime,
-    cast(nullif(trim(:usable_fraction), '') as real) as fraction
+    cast(nullif(trim(:usable_fraction), '') as real) as fraction,
+    cast(nullif(trim(:max_num_seqs), '') as integer) as max_num_seqs
 ),
 {DEVICES},
 sized as materialized (
-  select d.*, m.model_class,
+  select d.*,
     iif(p.context > m.max_context,
       json_object('fits', 0, 'problem', printf('%s reads at most %,d tokens', m.name, m.max_context)),
       llm_fit(m.architecture, w.bits,
         json_object('memory_gb', d.memory, 'bandwidth_gbs', d.memory_bandwidth_gbs,
-                    'dense_tflops', d.dense_tflops, 'link_gbs', d.link_gbs, 'slug', d.slug),
+                    'dense_tflops', d.dense_tflops, 'link_gbs', d.link_gbs, 'slug', d.slug,
+                    'bandwidth_share', d.bandwidth_share),
         json_object('context', p.context, 'batch', p.batch, 'kv_bits', coalesce(k.effective_bits, k.bits),
-                    'tp', p.tp, 'pp', coalesce(p.pp, 1), 'runtime', p.runtime, 'fraction', p.fraction))) as s,
-    decode_efficiency_of(d.family, m.model_class,
-                         iif(p.batch = 1, 'batch-1', 'large-batch')) as e
+                    'tp', p.tp, 'pp', coalesce(p.pp, 1), 'runtime', p.runtime, 'fraction', p.fraction,
+                    'max_num_seqs', p.max_num_seqs))) as s
   from p join models m on m.slug = p.model join number_formats k on k.slug = p.kv_format,
     weights w, device d
   where d.memory is not null
@@ -111,16 +117,17 @@ fits as materialized (
     json_extract(s, '$.smallest_devices') as smallest_devices_that_fit,
     json_extract(s, '$.smallest_tp') as smallest_tp, json_extract(s, '$.smallest_pp') as smallest_pp,
     json_extract(s, '$.runtime') as runtime,
-    -- speed only where it fits: a ceiling from the device's limits, an expectation from results
+    -- speed only where it fits: a ceiling from the device's limits, the expected figure from the
+    -- speed model fitted on published measurements (domain/speed.py)
     iif(json_extract(s, '$.fits'), round(json_extract(s, '$.tokens_per_s_per_sequence'), 1), null) as ceiling_tokens_per_s,
     iif(json_extract(s, '$.fits'), round(json_extract(s, '$.tokens_per_s'), 1), null) as ceiling_batch_tokens_per_s,
     iif(json_extract(s, '$.fits'), json_extract(s, '$.bound'), null) as bound,
     iif(json_extract(s, '$.fits'), round(json_extract(s, '$.first_token_ms'), 1), null) as first_token_ms,
-    iif(json_extract(s, '$.fits'), round(json_extract(s, '$.tokens_per_s') * json_extract(e, '$.efficiency'), 1), null)
+    iif(json_extract(s, '$.fits'), round(json_extract(s, '$.expected_tokens_per_s'), 1), null)
       as expected_batch_tokens_per_s,
-    iif(json_extract(s, '$.fits'), round(json_extract(s, '$.tokens_per_s_per_sequence') * json_extract(e, '$.efficiency'), 1), null)
+    iif(json_extract(s, '$.fits'), round(json_extract(s, '$.expected_tokens_per_s_per_sequence'), 1), null)
       as expected_tokens_per_s,
-    json_extract(e, '$.efficiency') as efficiency, json_extract(e, '$.basis') as efficiency_basis,
+    iif(json_extract(s, '$.fits'), json_extract(s, '$.expected_basis'), null) as expected_basis,
     json_extract(s, '$.problem') as problem,
     (select group_concat(printf('%.2f %s', price, currency), '; ')
        from (select min(price_per_gpu_hour) as price, currency from cloud_offers o

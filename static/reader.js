@@ -46,9 +46,32 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 });
 
+// Controls other packages draw without an accessible name: Datasette's filter row and phone sort list, the
+// editor CodeMirror puts over the SQL box, a table frame that scrolls sideways (named and reachable by keyboard).
+const CONTROL_NAMES = {
+  "select[name^=_filter_column]": "Column to filter", "select[name^=_filter_op]": "How to compare",
+  "input.filter-value": "Value to compare with", "select#sort_by": "Sort by column",
+  ".CodeMirror textarea": "SQL query", "textarea#sql-editor": "SQL query",
+};
+function nameDatasetteControls() {
+  for (const [selector, name] of Object.entries(CONTROL_NAMES)) {
+    for (const control of document.querySelectorAll(selector)) {
+      if (!control.getAttribute("aria-label")) control.setAttribute("aria-label", name);
+    }
+  }
+  for (const frame of document.querySelectorAll(".table-wrapper:not([tabindex])")) {
+    if (frame.scrollWidth > frame.clientWidth) {
+      frame.tabIndex = 0;
+      frame.setAttribute("role", "region");
+      frame.setAttribute("aria-label", "Table, scrolls sideways");
+    }
+  }
+}
+
 // Dashboards: datasette-dashboards names its filters by a fieldset legend and vega-embed's action menu
 // by a title; give each control an accessible name of its own.
 function nameDashboardControls() {
+  nameDatasetteControls();
   for (const fieldset of document.querySelectorAll(".dashboard-filters fieldset")) {
     const legend = fieldset.querySelector("legend")?.textContent.trim();
     for (const control of fieldset.querySelectorAll("input, select")) {
@@ -91,3 +114,31 @@ document.addEventListener("DOMContentLoaded", () => {
   const form = document.querySelector("form.compare-pick");
   if (form) filterPicker(form);
 });
+
+// Charts of a table or query (datasette-vega): its 944 KB library loads when a reader asks for a chart, or at
+// once when the URL already holds one (`#g.mark=...`). The library starts on DOMContentLoaded: loaded later, it
+// is sent that event again (the page's other listeners for it only add what is missing).
+const chartLibrary = document.querySelector("meta[name=chart-library]");
+const chartPlace = document.querySelector("table.rows-and-columns");
+let parsed = false;
+document.addEventListener("DOMContentLoaded", () => { parsed = true; });
+function loadCharts(open) {
+  const [script, ...styles] = chartLibrary.content.split(" ");
+  for (const href of styles) document.head.append(Object.assign(document.createElement("link"), { rel: "stylesheet", href }));
+  const tag = Object.assign(document.createElement("script"), { src: script });
+  tag.addEventListener("load", () => {
+    if (parsed) document.dispatchEvent(new Event("DOMContentLoaded"));
+    // asked for by the button: its options open at once, not behind a second button
+    if (open) document.querySelector(".datasette-vega-inactive button")?.click();
+  });
+  document.head.append(tag);
+}
+if (chartLibrary && chartPlace && document.querySelector(".export-links a[href*=json]")) {
+  if (location.hash.includes("g.mark=")) loadCharts(false);
+  else {
+    const button = Object.assign(document.createElement("button"), {
+      type: "button", className: "chart-these-rows", textContent: "Chart these rows" });
+    button.addEventListener("click", () => { button.remove(); loadCharts(true); });
+    chartPlace.before(button);
+  }
+}

@@ -45,6 +45,8 @@ REQUIRED = {
     "offer-without-date-basis", "price-date-basis",
     # Comparable rows: the kinds of memory and power agree with the values they describe.
     "memory-and-power-kinds",
+    # Evidence rules v3: vendor quotes with their document and witness, FP16 accumulate apart, price dates.
+    "vendor-quoted-rules", "fp16-accumulate", "value-from-page-not-read",
 }
 
 

@@ -36,7 +36,7 @@ def test_dashboard_draws_every_chart(server, page, slug):
 
 def test_vega_chart_builder_draws_on_the_accelerators_table(server, page):
     page.goto(f"{server}/computekb/accelerators")
-    page.get_by_role("button", name="Show charting options").click()
+    page.get_by_role("button", name="Chart these rows").click()
     page.check("input[name=mark][value=circle]")
     page.select_option("select[name=x_column]", "memory_gb")
     page.select_option("select[name=y_column]", "memory_bandwidth_gbs")

@@ -54,7 +54,7 @@ def tiny():
     db = sqlite3.connect(":memory:")
     db.executescript("""
         create table accelerators (slug, vendor, device_class, memory_gb, memory_bandwidth_gbs, tdp_w);
-        create table throughput (slug, accelerator, precision, sparsity, engine);
+        create table throughput (slug, accelerator, precision, sparsity, engine, accumulate);
         create table citations (table_name, row_slug, field, tier);
         insert into accelerators values
           ('a1', 'acme', 'datacenter-gpu', 80, 3000, 700),
@@ -67,15 +67,17 @@ def tiny():
           ('accelerators', 'a2', 'memory_gb', 'third-party'),
           ('accelerators', 'b1', 'tdp_w', 'vendor-primary');
         insert into throughput values
-          ('a1-fp8-dense-matrix', 'a1', 'fp8', 'dense', 'matrix'),
-          ('a1-fp8-e4m3-dense-matrix', 'a1', 'fp8-e4m3', 'dense', 'matrix'),
-          ('a1-fp8-sparse-matrix', 'a1', 'fp8', 'sparse-2-4', 'matrix'),
-          ('a2-bf16-dense-vector', 'a2', 'bf16', 'dense', 'vector');
+          ('a1-fp8-dense-matrix', 'a1', 'fp8', 'dense', 'matrix', 'fp32'),
+          ('a1-fp8-e4m3-dense-matrix', 'a1', 'fp8-e4m3', 'dense', 'matrix', 'fp32'),
+          ('a1-fp8-sparse-matrix', 'a1', 'fp8', 'sparse-2-4', 'matrix', 'fp32'),
+          ('a2-bf16-dense-vector', 'a2', 'bf16', 'dense', 'vector', 'fp32'),
+          ('a2-fp16-dense-matrix-fp16-accumulate', 'a2', 'fp16', 'dense', 'matrix', 'fp16');
         insert into citations values
           ('throughput', 'a1-fp8-dense-matrix', 'tflops', 'third-party'),
           ('throughput', 'a1-fp8-e4m3-dense-matrix', 'tflops', 'vendor-primary'),
           ('throughput', 'a1-fp8-sparse-matrix', 'tflops', 'vendor-primary'),
-          ('throughput', 'a2-bf16-dense-vector', 'tflops', 'vendor-primary');
+          ('throughput', 'a2-bf16-dense-vector', 'tflops', 'vendor-primary'),
+          ('throughput', 'a2-fp16-dense-matrix-fp16-accumulate', 'tflops', 'vendor-primary');
     """)
     return db
 
@@ -86,7 +88,7 @@ def test_report_counts_rows_values_and_tiers(tiny):
     assert acme.tiers["memory"] == {"vendor-primary": 1, "third-party": 1}
     assert acme.tiers["bandwidth"] == {"third-party": 1}
     assert acme.tiers["power"] == {"vendor-secondary": 1}
-    # FP8 stated twice for a1 counts once, at the stronger tier; sparse and vector rows never count.
+    # FP8 stated twice for a1 counts once, at the stronger tier; sparse, vector and FP16-accumulate rows never count.
     assert acme.tiers["fp8"] == {"vendor-primary": 1}
     assert acme.tiers["bf16/fp16"] == {}
     assert (beta.rows, beta.tiers["power"], beta.tiers["memory"]) == (1, {"vendor-primary": 1}, {})

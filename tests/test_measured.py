@@ -11,8 +11,8 @@ import yaml
 from click.testing import CliRunner
 
 from computekb.cli import cli
-from domain.roofline import batch_regime, weight_bits
-from etl.mlperf import Summary, details_url, split_target, whole
+from domain.roofline import BenchmarkWorkload, batch_regime, weight_bits, with_prefill
+from etl.mlperf import Summary, details_url, split_target, total_accelerators, weights_as_run, whole
 from etl.report import RoundCoverage, measured_coverage
 from serving.measured import shown
 
@@ -23,7 +23,8 @@ IMPORT_ARGS = ["--summary", str(FIXTURE / "mlperf" / "summary_results.json"), "-
                "--model", "tiny-dense=tiny-dense"]
 # The roofline of tiny-dense (2 layers, hidden 1000, 8 heads and 8 KV heads of 125, FFN 3000, vocabulary 1000,
 # untied) on acme-x1 (96 GB printed, read as GiB: 103.08 GB; 4.8 TB/s; no dense figure, so no compute roof),
-# 8 accelerators per node, FP8 weights and KV, 2,048-token sequences, vLLM's reserve:
+# 8 accelerators per node, FP8 weights and KV, the fixture's workload of 4,096 output tokens per sample (a
+# sequence holds half of them on average: 2,048 tokens; no prompt length, so no prefill), vLLM's reserve:
 #   TP 1, the narrowest that holds the model. Weights: attention 2 × 4 × 1000 × 1000 = 8,000,000 B; FFN
 #   2 × 3 × 1000 × 3000 = 18,000,000 B; embedding and head 2 × 1000 × 1000 = 2,000,000 B: 28,000,000 B.
 #   vLLM on a device of 70 GiB or more: headroom 8% of 103.08e9 = 8,246,400,000 B; activation peak the larger
@@ -96,6 +97,49 @@ def test_weight_bits_take_the_narrowest_stated_format():
         "large-batch", "large-batch", "large-batch", "batch-1", None]
 
 
+def test_a_sample_holds_its_prompt_and_half_its_output_while_it_decodes():
+    assert BenchmarkWorkload(294.45, None).decode_context == 147      # 294.45 / 2 = 147.2
+    assert BenchmarkWorkload(100, 1000).decode_context == 1050        # 1,000 + 100 / 2
+
+
+def test_prefill_takes_its_share_of_the_layout_time():
+    # 500 output tokens at 1,000 tokens/s take 0.5 s, the prompt 0.5 s more: 500 tokens in 1 s
+    assert with_prefill(1000, 0.5, 500) == 500
+    assert with_prefill(1000, 0.0, 500) == 1000
+
+
+V4_1 = Summary("v4.1", "mlcommons/inference_results_v4.1", "ab" * 20, "summary_results.json", "2026-12-02")
+
+
+def summary_row(**values):
+    return {"Model": "llama2-70b-99", "weight_data_types": "fp16", "Software": "TensorRT 10.2.0, CUDA 12.4",
+            "Accelerator": "NVIDIA H100-SXM-80GB", **values}
+
+
+def test_weights_as_run_where_the_submitters_documents_say_so():
+    """NVIDIA's v4.1 TensorRT rows state fp16 and ran FP8, FP4 on Blackwell; other rows keep their format."""
+    hopper = weights_as_run(V4_1, summary_row(), "llama2-70b")
+    assert (hopper["value"], hopper["kind"], hopper["source"]) == ("fp8", "derived", "mlperf-inference-v4-1-nvidia-calibration")
+    assert weights_as_run(V4_1, summary_row(Accelerator="NVIDIA B200-SXM-180GB"), "llama2-70b")["value"] == "fp4"
+    assert weights_as_run(V4_1, summary_row(Model="mixtral-8x7b"), "mixtral-8x7b")["value"] == "fp8"
+    assert weights_as_run(V4_1, summary_row(Software="vLLM 0.5.2"), "llama2-70b") is None       # not NVIDIA's harness
+    assert weights_as_run(V4_1, summary_row(weight_data_types="fp8"), "llama2-70b") is None      # stated as run
+    assert weights_as_run(V4_1, summary_row(Model="gptj-99"), "gptj") is None                    # no document read
+    v5_1 = Summary("v5.1", "mlcommons/inference_results_v5.1", "ab" * 20, "summary_results.json", "2026-12-02")
+    assert weights_as_run(v5_1, summary_row(), "llama2-70b") is None
+
+
+def test_a_cluster_counts_the_accelerators_its_name_states():
+    """AMD's "(x87)" cluster: 87 GPUs, where the summary counts 8 per node × 11 nodes = 88."""
+    count = total_accelerators({"Accelerator": "AMD Instinct MI355X 288GB HBM3e (x87)", "Total Accelerators": 88}, 8, 11)
+    assert count["value"] == 87 and count["kind"] == "derived" and "88" in count["note"]
+    mixed = {"Accelerator": "AMD Instinct MI300X 192GB HBM3 (x8) and AMD Instinct MI325X 256GB HBM3e (x8)",
+             "Total Accelerators": 16}
+    assert total_accelerators(mixed, 8, 2) == 16   # two kinds named: the summary's count stands
+    assert total_accelerators({"Accelerator": "AMD Instinct MI355X 288GB HBM3e (Power Cap 1000 W)"}, 8, 1) == {
+        "value": 8, "kind": "derived", "note": "accelerators per node (a#) × nodes, as stated"}
+
+
 def test_results_per_accelerator_and_their_accelerators(db):
     rows = {r["slug"]: r for r in db.execute("select * from benchmark_results")}
     assert len(rows) == 8
@@ -130,7 +174,8 @@ def test_roofline_of_a_result(db):
     assert offline["roofline_per_accelerator"] == ROOFLINE
     assert offline["roofline_share"] == 0.2049        # 120,000 / 585,770.07
     assert server["roofline_share"] == 0.4097         # 240,000 / 585,770.07
-    assert offline["roofline_basis"] == "TP 1, batch 11531 of 2048 tokens, weights 8 bits, KV 8 bits, 103.08 GB at 4800 GB/s"
+    assert offline["roofline_basis"] == ("TP 1, batch 11531 at 2048 tokens; 4096 output tokens per sample, no prefill "
+                                         "(no mean prompt length); weights 8 bits, KV 8 bits, 103.08 GB at 4800 GB/s")
     # no roofline: a latency, an unmapped accelerator, weights in formats the fixture does not know (bf16, fp8-e4m3)
     for slug in ("mlperf-1-0-0004-tiny-dense-99-singlestream", "mlperf-1-0-0006-tiny-dense-99-offline",
                  "mlperf-1-0-0007-tiny-dense-99-offline"):

@@ -397,7 +397,8 @@ async def test_cost_per_million_tokens_per_offer_in_its_own_currency(client, con
     cheapest = {}
     for offer in sorted(offers.values(), key=lambda o: (o["price_per_gpu_hour"], o["slug"])):
         cheapest.setdefault((offer["accelerator"], offer["currency"]), offer["slug"])
-    rows = await run(client, "cost-per-million-tokens", **EXAMPLES["cost-per-million-tokens"])
+    # sequences of one token: the KV cache is negligible, and the ceiling is the weights' alone
+    rows = await run(client, "cost-per-million-tokens", **EXAMPLES["cost-per-million-tokens"], context="1")
     assert {r["offer"] for r in rows} == set(cheapest.values()), "the cheapest current offer per accelerator"
     for row in rows:
         offer = offers[row["offer"]]
@@ -423,12 +424,17 @@ async def test_cost_per_million_tokens_per_offer_in_its_own_currency(client, con
         # closer than that to the edge are not decided by hand.
         per_gpu, usable = weights / n, offer["memory"] * USABLE
         if per_gpu > usable or per_gpu + 6 < usable:
-            assert row["weights_fit"] == (per_gpu < usable), row["offer"]
-        if row["weights_fit"]:
+            assert row["fits"] == (per_gpu < usable), row["offer"]
+        if row["fits"]:
             per_million = offer["price_per_hour"] / (row["ceiling_tokens_per_s"] * 3600 / 1e6)
-            assert row["cost_per_million_tokens"] == pytest.approx(per_million, rel=1e-3), row["offer"]
+            assert row["ceiling_cost_per_million_tokens"] == pytest.approx(per_million, rel=1e-3), row["offer"]
+            # at the expected speed, below the ceiling: a higher cost
+            expected = offer["price_per_hour"] / (row["expected_tokens_per_s"] * 3600 / 1e6)
+            assert row["cost_per_million_tokens"] == pytest.approx(expected, rel=1e-3), row["offer"]
+            assert row["cost_per_million_tokens"] > row["ceiling_cost_per_million_tokens"], row["offer"]
+            assert row["expected_basis"].startswith("fitted on "), row["offer"]
         else:
-            assert row["cost_per_million_tokens"] is None
+            assert row["cost_per_million_tokens"] is None and row["ceiling_cost_per_million_tokens"] is None
     assert any(r["cost_per_million_tokens"] for r in rows)
 
 
@@ -436,13 +442,26 @@ def by_offer(rows):
     return {row["offer"]: row for row in rows}
 
 
+async def test_cost_counts_the_kv_cache(client):
+    """Llama 3.1 70B in FP8 on one H100 at batch 32: one token each fits (70.6 GB of weights), 32 sequences of
+    2,048 tokens do not (2 × 80 × 8 × 128 × 2 bytes = 327,680 bytes a token: 21.5 GB more)."""
+    short, long = [by_offer(await run(client, "cost-per-million-tokens", **EXAMPLES["cost-per-million-tokens"],
+                                      context=context)) for context in ("1", "2048")]
+    h100 = [offer for offer, row in short.items() if row["accelerator"] == "nvidia-h100-sxm" and row["gpu_count"] == 1]
+    assert h100
+    for offer in h100:
+        assert short[offer]["fits"] and short[offer]["cost_per_million_tokens"]
+        assert not long[offer]["fits"] and long[offer]["cost_per_million_tokens"] is None
+
+
 async def test_cost_counts_the_experts_a_batch_touches(client):
     # Mixtral 8x7B in BF16 on one GPU reads per step: attention 1.342B + head 0.131B + router 0.001B
     # + 32 layers × 8 experts × 176.16M = 45.097B of experts × the share touched.
     # Batch 1: 2 of 8 → 1.474 + 11.274 = 12.748B; batch 8: 7.199 of 8 → 1.474 + 40.583 = 42.057B.
-    # So 8 sequences decode at 8 × 12.748 / 42.057 = 2.42 times one sequence's rate, not 8 times.
+    # So 8 sequences decode at 8 × 12.748 / 42.057 = 2.42 times one sequence's rate, not 8 times
+    # (sequences of one token: the KV cache is left out).
     one, eight = [by_offer(await run(client, "cost-per-million-tokens", model="mixtral-8x7b",
-                                     weight_format="bf16", batch=batch)) for batch in ("1", "8")]
+                                     weight_format="bf16", batch=batch, context="1")) for batch in ("1", "8")]
     single_gpu = [offer for offer, row in one.items() if row["gpu_count"] == 1 and row["ceiling_tokens_per_s"]]
     assert single_gpu
     for offer in single_gpu:

@@ -18,6 +18,8 @@ from datasette.utils.asgi import Request
 
 from plugins.site import page_with
 
+from conftest import databases_listed
+
 # Pages the serving speed-ups change: CI runs these again with the speed-ups off.
 pytestmark = pytest.mark.speedups
 
@@ -215,3 +217,13 @@ def test_a_field_added_to_the_registry_reaches_the_finder_and_its_spec_sheet_gro
     assert finder_columns(grown)[-1] == Column("hbm_stacks", "HBM stacks", "number", False, None, "not stated")
     memory = dict((g.key, names) for g, names in sections(grown))["memory"]
     assert memory[0] == "memory_gb" and memory[-1] == "hbm_stacks", "in the table's order, after the others"
+
+
+async def test_a_csv_for_excel_begins_with_the_byte_order_mark_and_the_plain_one_does_not(fixture_client):
+    plain = await fixture_client.get("/computekb/vendors.csv")
+    for query in ("_bom=1", "_size=max&_bom=1"):
+        marked = await fixture_client.get(f"/computekb/vendors.csv?{query}")
+        assert marked.content == b"\xef\xbb\xbf" + plain.content
+    assert plain.content.startswith(b"slug,")
+    listed = databases_listed((await fixture_client.get("/-/databases.json")).json())
+    assert [d["name"] for d in listed] == ["computekb"], "no empty in-memory database beside it"
