@@ -35,7 +35,7 @@ BUGS = [
         "if kind is not None and kind not in CITATION_KINDS:", "if False:",
         "a citation's kind is no longer checked against the schema's kinds"),
     Bug("atomic-rename", "etl/build.py",
-        "os.replace(tmp_db, output)", "__import__('shutil').copyfile(tmp_db, output)",
+        "os.replace(new_db, output)", "__import__('shutil').copyfile(new_db, output)",
         "the new database is copied into the old file instead of renamed over it"),
     Bug("facet-never-truncated", "plugins/speed.py",
         "await self.count_query(column, size + 1)", "await self.count_query(column, size)",

@@ -764,6 +764,11 @@ TABLES = (
         Field("accelerator", "ref", "Accelerator.", required=True, ref="accelerators", facet=True),
         Field("memory_mib", "int", "Total memory the runtime can use, in MiB (2^20 bytes); the note says who reports it.",
               required=True, minimum=1),
+        Field("basis", "enum", "Who states the total: framework (the total the CUDA or ROCm runtime gives the "
+              "framework, torch's mem_get_info, which vLLM's fraction applies to), driver (nvidia-smi's total), "
+              "working-set (Metal's recommendedMaxWorkingSetSize as logged on this configuration), estimated "
+              "(a rule applied to the printed capacity: answers flag it).", required=True,
+              choices=("framework", "driver", "working-set", "estimated"), facet=True),
         source(), note(),
     ), slug_from=("accelerator",), cited=True, derived=(
         slug("Derived: the accelerator's slug."),

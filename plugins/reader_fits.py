@@ -16,8 +16,7 @@ works without JavaScript.
 """
 
 import math
-from dataclasses import dataclass, fields
-from typing import NamedTuple
+from dataclasses import asdict, dataclass, fields
 from urllib.parse import urlencode
 
 from datasette import hookimpl
@@ -58,7 +57,8 @@ PRICES_SQL = ("select accelerator, currency, min(price_per_gpu_hour) from cloud_
               "where current and price_per_gpu_hour is not null group by accelerator, currency order by currency")
 
 
-class Asked(NamedTuple):
+@dataclass(frozen=True)
+class Asked:
     """A question the page can size: every parameter checked."""
 
     model: str
@@ -230,7 +230,7 @@ def sized_rows(conn, asked: Asked) -> list[dict]:
     prices = {}
     for accelerator, currency, price in conn.execute(PRICES_SQL):
         prices.setdefault(accelerator, []).append((currency, price))
-    cursor = conn.execute(what_fits.PAGE, asked._asdict())
+    cursor = conn.execute(what_fits.PAGE, asdict(asked))
     devices = [dict(zip([c[0] for c in cursor.description], values)) for values in cursor]
     rows = []
     for device in devices:

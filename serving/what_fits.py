@@ -37,7 +37,7 @@ device as (
   select a.slug, a.name, a.vendor, a.family, a.device_class, a.memory_bandwidth_gbs,
     coalesce(r.memory_gb, round(coalesce(min(a.memory_gb, a.addressable_memory_gb), a.memory_gb,
       a.addressable_memory_gb) * 1.073741824, 2)) as memory,
-    r.memory_gb is null as memory_estimated,
+    (r.memory_gb is null or r.basis = 'estimated') as memory_estimated,
     -- dense matrix peak of the narrowest weight format the device computes in, else BF16/FP16
     coalesce((select t.tflops from weight_families w join throughput t on t.precision = w.family
                 where t.accelerator = a.slug and t.sparsity = 'dense' and t.engine = 'matrix'
