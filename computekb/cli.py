@@ -13,6 +13,7 @@ from tqdm import tqdm
 from domain.release import built_hash
 from etl.build import (
     DiskFullError,
+    OutputError,
     ShrinkError,
     build_database,
     data_hash,
@@ -67,7 +68,7 @@ def build(data_dir, output, quiet, no_cache, allow_shrink=False):
     progress = None if quiet else functools.partial(tqdm, desc="Reading", unit=" files", leave=False, disable=None)
     try:
         result = build_database(data_dir, output, cache=not no_cache, progress=progress, allow_shrink=allow_shrink)
-    except (DataError, ShrinkError, DiskFullError) as error:
+    except (DataError, ShrinkError, DiskFullError, OutputError) as error:
         if isinstance(error, DataError):
             print_problems(error.problems)
         else:

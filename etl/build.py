@@ -25,6 +25,7 @@ import pickle
 import re
 import shutil
 import sqlite3
+import stat
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -261,19 +262,57 @@ def shrinkage(before, after):
             if rows and (after.get(table, 0) == 0 or after.get(table, 0) * 2 < rows)}
 
 
-def write_changes(output, new_db):
-    """Before `new_db` replaces the database at `output`: when their data releases differ, write what
-    changed between them next to it (release_diff.changes_path). The same release rebuilt keeps the list
-    it had; with no database before, there is nothing to compare with. Written in place: a build killed
-    while writing it has not replaced the database, so the next build writes it again."""
+def staged_changes(output, new_db) -> Path | None:
+    """Before `new_db` replaces the database at `output`: when their data releases differ, what changed
+    between them, written to a temporary file beside `output` and synced; None when there is nothing to
+    publish (the same release rebuilt keeps the list it had; with no database before, there is nothing to
+    compare with). publish() renames it into place after the database: a list never describes a release
+    that was not published, and a full disk stops the build before either is replaced."""
     if not output.exists():
-        return
+        return None
     try:
         diff = release_diff(output, new_db)
     except sqlite3.Error:  # not a database: nothing to compare with
-        return
-    if diff.old_release != diff.new_release:
-        changes_path(output).write_text(format_diff(diff), encoding="utf-8")
+        return None
+    if diff.old_release == diff.new_release:
+        return None
+    staged = staged_changes_path(output)
+    staged.write_text(format_diff(diff), encoding="utf-8")
+    fsync(staged)
+    return staged
+
+
+def staged_changes_path(output) -> Path:
+    return output.with_name(f".{output.name}.{os.getpid()}.changes.tmp")
+
+
+def publish(output, new_db, changes):
+    """The release, then its list of changes: two renames, which need no free space."""
+    os.replace(new_db, output)
+    if changes is not None:
+        os.replace(changes, changes_path(output))
+
+
+class OutputError(Exception):
+    """The output names something a build must not replace: a device, a folder, a pipe, a link."""
+
+    def __init__(self, output, what):
+        super().__init__(f"{display_path(str(output))} is {what}, not a regular file: the database is written only "
+                         "to a regular file or a new path")
+
+
+def output_problem(output: Path) -> str | None:
+    """What `output` is when a build must not replace it, or None for a regular file or a new path."""
+    if output.is_symlink():
+        return "a symbolic link"
+    if not output.exists():
+        return None
+    mode = output.stat().st_mode
+    if stat.S_ISREG(mode):
+        return None
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"))
+    return next((what for test, what in kinds if test(mode)), "not a regular file")
 
 
 def fsync(path):
@@ -298,7 +337,7 @@ def is_disk_full(error):
     return isinstance(error, sqlite3.Error) and "disk is full" in str(error)
 
 
-TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.(?:inspect\.)?tmp(?:-journal|-wal|-shm)?\Z")
+TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.(?:inspect\.|changes\.)?tmp(?:-journal|-wal|-shm)?\Z")
 
 
 def is_running(pid):
@@ -332,6 +371,9 @@ def build_database(data_dir, output, cache=True, workers=None, progress=None, al
     """
     started = time.perf_counter()
     output = Path(output)
+    for path in (output, changes_path(output)):
+        if what := output_problem(path):
+            raise OutputError(path, what)
     output.parent.mkdir(parents=True, exist_ok=True)
     remove_leftovers(output)
     tmp_db = output.with_name(f".{output.name}.{os.getpid()}.tmp")
@@ -355,12 +397,12 @@ def build_database(data_dir, output, cache=True, workers=None, progress=None, al
             synced.result()
         if not allow_shrink and (losses := shrinkage(current_counts(output), counts)):
             raise ShrinkError(output, losses)
-        write_changes(output, tmp_db)
-        os.replace(tmp_db, output)  # the one step that publishes the release
+        publish(output, tmp_db, staged_changes(output, tmp_db))
     except (OSError, sqlite3.Error) as error:
         if is_disk_full(error):
             raise DiskFullError(output) from None
         raise
     finally:
         tmp_db.unlink(missing_ok=True)
+        staged_changes_path(output).unlink(missing_ok=True)
     return {"tables": counts, "seconds": time.perf_counter() - started, "release": data_hash[:12]}

@@ -1,5 +1,6 @@
 """The pipeline: located errors, atomic builds, repeatable output."""
 
+import os
 import shutil
 import sqlite3
 import textwrap
@@ -9,8 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from computekb.cli import cli, is_stale
-from etl.build import build_database, validate_data
+from etl.build import OutputError, build_database, validate_data
 from etl.problems import DataError
+
+from conftest import FIXTURE_DATA
 
 SOURCES = """
 sources:
@@ -342,3 +345,23 @@ def test_a_derived_value_cites_the_sources_it_rests_on(tmp_path):
     with sqlite3.connect(tmp_path / "kb.db") as db:
         row = db.execute("select source, kind, basis from citations where row_slug = 'acme-x3' and field = 'tdp_w'").fetchone()
     assert row == ("acme-datasheet", "derived", '["acme-ratio-page"]')
+
+
+@pytest.mark.parametrize("make, what", [
+    (lambda path: os.mkfifo(path), "is a named pipe"),
+    (lambda path: path.symlink_to(path.with_name("elsewhere.db")), "is a symbolic link"),
+])
+def test_build_writes_only_to_a_regular_file_or_a_new_path(tmp_path, make, what):
+    target = tmp_path / "target"
+    make(target)
+    result = CliRunner().invoke(cli, ["build", "--data", str(FIXTURE_DATA), "--output", str(target), "-q"])
+    assert result.exit_code == 1
+    assert f"{what}, not a regular file" in result.output and "was left as it was" in result.output
+    assert not (tmp_path / "elsewhere.db").exists()
+
+
+def test_build_refuses_a_folder_where_its_list_of_changes_goes(tmp_path):
+    (tmp_path / "kb.changes.txt").mkdir()
+    with pytest.raises(OutputError, match="kb.changes.txt is a folder, not a regular file"):
+        build_database(FIXTURE_DATA, tmp_path / "kb.db", cache=False)
+    assert not (tmp_path / "kb.db").exists()

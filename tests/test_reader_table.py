@@ -92,7 +92,7 @@ async def test_the_glossary_is_folded_and_the_page_facets_are_the_readers(fixtur
     assert "Maximum power per row scope, of the kind power_kind says" in glossary
     assert 'class="table table-accelerators folded-glossary"' in page or "folded-glossary" in page
     facets = set(re.findall(r'class="facet-info[^"]*"[^>]*data-column="([^"]+)"', page))
-    assert facets == {"vendor", "device_class", "architecture_family", "memory_kind", "native_fp8", "native_fp4"}
+    assert facets == {"vendor", "device_class", "memory_kind", "native_fp8", "native_fp4"}
 
 
 async def test_a_row_page_keeps_datasettes_own_row_table(fixture_client):
@@ -194,7 +194,7 @@ async def test_the_finder_finds_an_accelerator_by_part_of_its_name(fixture_clien
 
 
 async def test_the_finder_and_the_table_take_their_headers_from_the_field_definitions(fixture_client):
-    expected = ["Accelerator", "Vendor", "Class", "Memory (GB)", "Memory type", "Bandwidth (GB/s)", "Power (W)",
+    expected = ["Accelerator", "Vendor", "Class", "Memory (GB)", "Memory kind", "Memory type", "Bandwidth (GB/s)", "Power (W)",
                 "FP8", "FP4", "FP4 formats", "List price (USD)", "Cloud per GPU-hour (USD/h)", "Note"]
     for path in ("/-/accelerators", TABLE):
         page = (await fixture_client.get(path)).text
@@ -214,7 +214,7 @@ def test_a_field_added_to_the_registry_reaches_the_finder_and_its_spec_sheet_gro
     table = AUTHORED["accelerators"]
     stacks = Field("hbm_stacks", "int", "HBM stacks on the package.", label="HBM stacks", group="memory")
     grown = dataclasses.replace(table, fields=table.fields + (stacks,), finder=table.finder + ("hbm_stacks",))
-    assert finder_columns(grown)[-1] == Column("hbm_stacks", "HBM stacks", "number", False, None, "not stated")
+    assert finder_columns(grown)[-1] == Column("hbm_stacks", "HBM stacks", "number", False, None, None, "not stated")
     memory = dict((g.key, names) for g, names in sections(grown))["memory"]
     assert memory[0] == "memory_gb" and memory[-1] == "hbm_stacks", "in the table's order, after the others"
 

@@ -97,3 +97,30 @@ def test_two_builds_of_the_same_data_differ_in_nothing(data_pair, tmp_path):
     build_database(old, tmp_path / "b.db", cache=False)
     result = CliRunner().invoke(cli, ["diff", str(tmp_path / "a.db"), str(tmp_path / "b.db")])
     assert split(result.output)[1] == "No value changed.\n"
+
+
+def test_a_full_disk_while_listing_the_changes_leaves_release_and_list_as_they_were(data_pair, tmp_path, monkeypatch):
+    """The list is staged beside the database and renamed after it: a failure before the release is
+    published never leaves a list for a release that was not published, nor a cut-off one."""
+    import errno
+
+    import etl.build
+    from etl.build import DiskFullError
+
+    old, new = data_pair
+    db = tmp_path / "computekb.db"
+    build_database(new, db, cache=False)
+    build_database(old, db, cache=False)
+    database, listed = db.read_bytes(), changes_path(db).read_bytes()
+    synced = etl.build.fsync
+
+    def full_disk_for_the_list(path):
+        if str(path).endswith(".changes.tmp"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        synced(path)
+
+    monkeypatch.setattr(etl.build, "fsync", full_disk_for_the_list)
+    with pytest.raises(DiskFullError):
+        build_database(new, db, cache=False)
+    assert (db.read_bytes(), changes_path(db).read_bytes()) == (database, listed)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["computekb.changes.txt", "computekb.db"]
