@@ -12,8 +12,20 @@ from click.testing import CliRunner
 
 from computekb.cli import cli
 from domain.roofline import BenchmarkWorkload, batch_regime, weight_bits, with_prefill
-from etl.mlperf import Summary, details_url, split_target, total_accelerators, weights_as_run, whole
+from etl.mlperf import (
+    Summary,
+    SummaryError,
+    average_power,
+    details_url,
+    power_values,
+    power_window,
+    split_target,
+    total_accelerators,
+    weights_as_run,
+    whole,
+)
 from etl.report import RoundCoverage, measured_coverage
+from etl.transform import add_result_per_accelerator
 from serving.measured import shown
 
 FIXTURE = Path(__file__).parent / "fixture"
@@ -138,6 +150,49 @@ def test_a_cluster_counts_the_accelerators_its_name_states():
     assert total_accelerators(mixed, 8, 2) == 16   # two kinds named: the summary's count stands
     assert total_accelerators({"Accelerator": "AMD Instinct MI355X 288GB HBM3e (Power Cap 1000 W)"}, 8, 1) == {
         "value": 8, "kind": "derived", "note": "accelerators per node (a#) × nodes, as stated"}
+
+
+DETAIL = """:::MLLOG {"key": "effective_scenario", "value": "Offline", "time_ms": 1.0}
+:::MLLOG {"key": "power_begin", "value": "07-28-2025 08:14:05.414", "time_ms": 2.0}
+:::MLLOG {"key": "power_end", "value": "07-28-2025 08:14:09.000", "time_ms": 2.0}
+"""
+SAMPLES = "\n".join(f"Time,{time},Watts,{watts},Volts,211.0,Amps,4.6,PF,0.98,Mark,testing" for time, watts in (
+    ("07-28-2025 08:14:04.500", 1000),   # before the window
+    ("07-28-2025 08:14:05.414", 5000),   # at its begin: the checker keeps samples strictly inside
+    ("07-28-2025 08:14:06.000", 2800),
+    ("07-28-2025 08:14:07.000", 0),      # no reading
+    ("07-28-2025 08:14:07.500", 2900),
+    ("07-28-2025 08:14:08.000", 3030),
+    ("07-28-2025 08:14:09.000", 9000),   # at its end
+)) + "\nError,the analyzer's other lines are skipped\n"
+
+
+def test_average_power_as_the_submission_checker_computes_it():
+    """Three samples strictly inside the window and above zero: (2,800 + 2,900 + 3,030) / 3 = 2,910 W."""
+    window = power_window(DETAIL)
+    assert (window.begin.second, window.begin.microsecond, window.end.second) == (5, 414000, 9)
+    assert average_power(SAMPLES, window) == 2910.0
+    assert average_power(SAMPLES.replace("08:14:0", "09:14:0"), window) is None   # no sample in the window
+    with pytest.raises(SummaryError, match="power_end"):
+        power_window(DETAIL.replace("power_end", "power_stop"))
+
+
+def test_power_results_by_their_units():
+    assert power_values({"Power_Result": 10400.9988793425, "Power_Units": "Watts"}) == {"power_w": 10400.9988793425}
+    assert power_values({"Power_Result": 123.4, "Power_Units": "millijoules"}) == {"energy_mj_per_query": 123.4}
+    assert power_values({"Power_Result": None, "Power_Units": None}) == {}
+    with pytest.raises(ValueError, match="kWh"):
+        power_values({"Power_Result": 1.0, "Power_Units": "kWh"})
+
+
+def test_tokens_per_joule_of_a_power_result():
+    """Lenovo's 8 × B200, Llama 2 70B Offline (v5.1): 102,909 tokens/s at 10,401.0 W = 9.8941 tokens per joule."""
+    row = {"result": 102909.0, "units": "Tokens/s", "total_accelerators": 8, "power_w": 10400.9988793425}
+    add_result_per_accelerator(row)
+    assert (row["result_per_accelerator"], row["result_per_joule"]) == (12863.625, 9.8941)
+    latency = {"result": 500.0, "units": "Latency (ms)", "total_accelerators": 1, "energy_mj_per_query": 900.0}
+    add_result_per_accelerator(latency)
+    assert latency["result_per_joule"] is None
 
 
 def test_results_per_accelerator_and_their_accelerators(db):
