@@ -176,6 +176,7 @@ def result_record(summary: Summary, row: dict) -> dict:
         "scenario": row["Scenario"], "weight_formats": str(row.get("weight_data_types") or "") or None,
         "weights_as_run": weights_as_run(summary, row, benchmark),
         "result": row["Performance_Result"], "units": row["Performance_Units"],
+        **power_values(row),
         "software": row.get("Software") or None, "details_url": details_url(summary, row["Location"]),
         "source": summary.slug, "note": row_note(row),
     }
@@ -217,6 +218,21 @@ def total_accelerators(row: dict, per_node: int | None, nodes: int | None):
     if per_node is None or nodes is None:
         return None
     return {"value": per_node * nodes, "kind": "derived", "note": "accelerators per node (a#) × nodes, as stated"}
+
+
+# The summary's Power_Units of power results: the average system power for the throughput scenarios, the energy
+# per query for the latency ones.
+POWER_FIELDS = {"Watts": "power_w", "millijoules": "energy_mj_per_query"}
+
+
+def power_values(row: dict) -> dict:
+    """The power result of a row submitted with power, in its field by unit (none without power)."""
+    if row.get("Power_Result") in ("", None):
+        return {}
+    units = row.get("Power_Units")
+    if units not in POWER_FIELDS:
+        raise ValueError(f"Power_Units {units!r} is not one of {', '.join(POWER_FIELDS)}")
+    return {POWER_FIELDS[units]: float(row["Power_Result"])}
 
 
 def row_note(row: dict) -> str | None:

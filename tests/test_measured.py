@@ -17,6 +17,7 @@ from etl.mlperf import (
     SummaryError,
     average_power,
     details_url,
+    power_values,
     power_window,
     split_target,
     total_accelerators,
@@ -24,6 +25,7 @@ from etl.mlperf import (
     whole,
 )
 from etl.report import RoundCoverage, measured_coverage
+from etl.transform import add_result_per_accelerator
 from serving.measured import shown
 
 FIXTURE = Path(__file__).parent / "fixture"
@@ -173,6 +175,24 @@ def test_average_power_as_the_submission_checker_computes_it():
     assert average_power(SAMPLES.replace("08:14:0", "09:14:0"), window) is None   # no sample in the window
     with pytest.raises(SummaryError, match="power_end"):
         power_window(DETAIL.replace("power_end", "power_stop"))
+
+
+def test_power_results_by_their_units():
+    assert power_values({"Power_Result": 10400.9988793425, "Power_Units": "Watts"}) == {"power_w": 10400.9988793425}
+    assert power_values({"Power_Result": 123.4, "Power_Units": "millijoules"}) == {"energy_mj_per_query": 123.4}
+    assert power_values({"Power_Result": None, "Power_Units": None}) == {}
+    with pytest.raises(ValueError, match="kWh"):
+        power_values({"Power_Result": 1.0, "Power_Units": "kWh"})
+
+
+def test_tokens_per_joule_of_a_power_result():
+    """Lenovo's 8 × B200, Llama 2 70B Offline (v5.1): 102,909 tokens/s at 10,401.0 W = 9.8941 tokens per joule."""
+    row = {"result": 102909.0, "units": "Tokens/s", "total_accelerators": 8, "power_w": 10400.9988793425}
+    add_result_per_accelerator(row)
+    assert (row["result_per_accelerator"], row["result_per_joule"]) == (12863.625, 9.8941)
+    latency = {"result": 500.0, "units": "Latency (ms)", "total_accelerators": 1, "energy_mj_per_query": 900.0}
+    add_result_per_accelerator(latency)
+    assert latency["result_per_joule"] is None
 
 
 def test_results_per_accelerator_and_their_accelerators(db):
