@@ -32,6 +32,7 @@ MODELS = {
     "llama3.1-8b-edge": "llama-3-1-8b",
     "mixtral-8x7b": "mixtral-8x7b",
     "gpt-oss-120b": "gpt-oss-120b",
+    "deepseek-r1": "deepseek-r1",
 }
 ACCURACY_TARGET = re.compile(r"^(?P<benchmark>.+)-(?P<target>9\d(?:\.\d+)?)$")  # llama2-70b-99.9, yolo-95
 # "(x87)" in an accelerator name: the system's count of that accelerator, where the summary's count rounds the

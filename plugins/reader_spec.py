@@ -91,6 +91,7 @@ class Sheet:
     compare_url: str
     release: str
     note: str | None = None
+    first_cited: dict = field(default_factory=dict)  # {section id: its first cited value}, for its formats panel
 
 
 def number(value):
@@ -275,11 +276,14 @@ class SheetBuilder:
         compute = self.compute()
         peers = self.data["peers"]
         ids = ",".join([row["slug"], *(p["slug"] for p in peers)])
+        identity = [v for v in map(self.field_value, IDENTITY) if v]
+        sections = [(group.key, group.title, [v for v in map(self.field_value, names) if v])
+                    for group, names in SECTIONS]
+        in_tables = {"compute": [v for r in compute for v in (r.dense, r.sparse) if v]}
+        first_cited = {sid: next((v for v in values + in_tables.get(sid, []) if v.citation), None)
+                       for sid, values in [("identity", identity)] + [(sid, values) for sid, _, values in sections]}
         return Sheet(
-            slug=row["slug"], name=row["name"],
-            identity=[v for v in map(self.field_value, IDENTITY) if v],
-            sections=[(group.key, group.title, [v for v in map(self.field_value, names) if v])
-                      for group, names in SECTIONS],
+            slug=row["slug"], name=row["name"], identity=identity, sections=sections, first_cited=first_cited,
             compute=compute, glance=self.glance(compute), formats=self.data["formats"], prices=self.data["prices"],
             offers=self.data["offers"], articles=[article_shown(a) for a in self.data["articles"]],
             peers=[{**p, "href": self.row_url("accelerators", p["slug"]),

@@ -120,21 +120,13 @@ def test_bandwidth_is_cited_in_one_click(server, sized, conn):
                  f"data release {release}"):
         assert part in copied, (part, copied)
     assert value.locator("button.cite-one-click[data-copied]").is_visible()
-    value.locator("summary").click()                                                  # the other formats
-    value.get_by_role("button", name="Copy as Markdown").click()
+    formats = page.locator("#section-memory details.cite-formats")                    # the group's other formats
+    formats.locator("summary").click()
+    formats.get_by_role("button", name="Copy as Markdown").click()
     assert source["url"] in page.evaluate("navigator.clipboard.readText()")
-    value.get_by_role("button", name="Copy as BibTeX").click()
+    formats.get_by_role("button", name="Copy as BibTeX").click()
     assert page.evaluate("navigator.clipboard.readText()").startswith("@misc{")
     assert page.console_errors == []
-
-
-def test_a_value_without_a_citation_is_cited_honestly(server, sized):
-    page = sized(f"/computekb/accelerators/{H200}", 390, server)
-    value = page.locator("#device_class")
-    assert value.locator(".no-source").inner_text() == "no source recorded" and value.locator(".no-source").is_visible()
-    value.get_by_role("button", name="cite", exact=True).click()
-    copied = page.evaluate("navigator.clipboard.readText()")
-    assert "no source recorded" in copied and f"{H200}#device_class" in copied
 
 
 def test_compact_table_first_row_in_view_and_all_columns_one_click_away(server, sized):

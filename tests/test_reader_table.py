@@ -132,28 +132,35 @@ async def test_a_citation_page_links_the_value_and_its_source(fixture_client):
     assert "4.8 TB/s" in page, "the value as written"
 
 
-async def test_a_value_without_a_citation_still_has_its_anchor_and_cite(fixture_client):
+async def test_an_identity_value_no_source_states_shows_its_value_and_anchor_alone(fixture_client):
     page = (await fixture_client.get(f"{TABLE}/acme-x1")).text
     block = page[page.index('id="device_class"'):]
-    block = block[:block.index("</details>")]
-    assert "no source recorded" in block and "citation-link" not in block
-    cite = html.unescape(re.search(r'class="copy-cite cite-one-click" data-format="text" data-cite="([^"]+)"',
-                                   block).group(1))
-    assert "datacenter-gpu" in cite and "no source recorded" in cite and "/computekb/accelerators/acme-x1#device_class" in cite
+    block = block[:block.index("</dd>")]
+    assert "datacenter-gpu" in block
+    assert "no source recorded" not in block and "citation-link" not in block and "cite-one-click" not in block
 
 
 async def test_a_derived_value_says_it_is_derived_not_unsourced(fixture_client, fixture_db):
     """native_fp8 is made by the build from cited format claims: saying "no source recorded" would
-    tell a reader it is unsupported."""
+    tell a reader it is unsupported; it has no citation of its own to copy."""
     with closing(sqlite3.connect(fixture_db)) as conn:
         [(derived,)] = conn.execute("SELECT native_fp8 FROM accelerators WHERE slug = 'acme-x1'").fetchall()
     assert derived, "the fixture's Acme X1 has a native FP8 value"
     page = (await fixture_client.get(f"{TABLE}/acme-x1")).text
     block = page[page.index('id="native_fp8"'):]
-    block = block[:block.index("</details>")]
+    block = block[:block.index("</dd>")]
     assert "derived from this sheet's cited values" in block and "no source recorded" not in block
-    cite = html.unescape(re.search(r'data-format="text" data-cite="([^"]+)"', block).group(1))
-    assert "derived by the knowledge base" in cite and "no source recorded" not in cite
+    assert "cite-one-click" not in block
+
+
+async def test_each_group_has_one_formats_panel_holding_its_first_cited_value(fixture_client):
+    page = (await fixture_client.get(f"{TABLE}/acme-x1")).text
+    memory = page[page.index('id="section-memory"'):page.index('id="section-compute"')]
+    assert memory.count('<details class="cite-value cite-formats">') == 1
+    panel = memory[memory.index("cite-formats"):memory.index("</details>")]
+    assert "Of <strong>Memory</strong>" in panel, "memory_gb, the group's first cited value"
+    markdown = html.unescape(re.search(r'data-format="markdown" data-cite="([^"]+)"', panel).group(1))
+    assert markdown.startswith("Memory (`memory_gb`): **96 GB**")
 
 
 async def test_an_untitled_article_has_no_placeholder_in_any_citation(fixture_client):

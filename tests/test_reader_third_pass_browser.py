@@ -1,0 +1,47 @@
+"""The reader pages as a new reader meets them, in Chromium at 1400 and 390 px: one page load per width
+checks what one friction was about (the spec sheet's noise, the measured section, the price filter...)."""
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+WIDTHS = (1400, 390)
+H200 = "/computekb/accelerators/nvidia-h200-sxm"
+CONTROLS = "article.spec-sheet a, article.spec-sheet button, article.spec-sheet summary"
+
+
+def opened(page, server, path, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(server + path)
+    page.wait_for_load_state("networkidle")
+    return page
+
+
+def small_controls(page, selector):
+    """The visible controls under 24 × 24 px (WCAG 2.5.8), as `text WxH`."""
+    return page.evaluate("""(selector) => [...document.querySelectorAll(selector)]
+        .filter((e) => e.checkVisibility())
+        .map((e) => [e, e.getBoundingClientRect()]).filter(([, r]) => r.width < 24 || r.height < 24)
+        .map(([e, r]) => `${e.textContent.trim().slice(0, 20)} ${Math.round(r.width)}x${Math.round(r.height)}`)""",
+                         selector)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_spec_sheet_cites_only_cited_values_with_one_formats_panel_per_group(server, page, width):
+    opened(page, server, H200, width)
+    sheet = page.locator("article.spec-sheet")
+    assert sheet.locator(".sheet-value:not(:has(a.citation-link)) button.cite-one-click").count() == 0
+    assert sheet.locator("button.cite-one-click").count() == sheet.locator(".sheet-value a.citation-link").count() > 0
+    assert sheet.locator(".sheet-identity .no-source").count() == 0, "identity fields carry no 'no source recorded'"
+    assert sheet.locator("details.cite-value").count() == sheet.locator("details.cite-formats").count() <= 6
+    if width == 390:
+        assert small_controls(page, CONTROLS) == []
+        frame = page.locator("#section-price .table-frame")
+        if frame.evaluate("(f) => f.scrollWidth > f.clientWidth + 1"):
+            assert page.locator("#section-price .scroll-cue").is_visible(), "a table cut at the edge says so"
+    # "cite" puts the value in its group's panel: Markdown and BibTeX of exactly that value
+    bandwidth = page.locator("#memory_bandwidth_gbs button.cite-one-click")
+    bandwidth.click()
+    panel = page.locator("#section-memory details.cite-formats")
+    assert panel.locator(".cite-target strong").text_content() == "Memory bandwidth"
+    assert "Memory bandwidth" in panel.locator("button[data-format=markdown]").get_attribute("data-cite")
