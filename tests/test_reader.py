@@ -481,3 +481,17 @@ async def test_the_form_submits_on_its_button_and_the_formulas_are_a_link(client
 def test_finder_summaries_name_columns_as_the_page_does(described, expected):
     from plugins.reader_finder import readable
     assert readable(described) == expected
+
+
+async def test_spec_sheet_gives_three_models_decode_speed(client):
+    """The ceiling and, beside it, the expected figure with its basis, on the fewest devices that hold each
+    model: on one RTX 4090 (24 GB) Llama 3.1 8B in BF16 (16.1 GB) fits alone, 70B in FP8 (70.6 GB) needs 4."""
+    page = (await client.get("/computekb/accelerators/nvidia-rtx-4090")).text
+    section = page.split('id="section-decode"', 1)[1].split("</section>", 1)[0]
+    rows = {model: section.split(f'data-model="{model}"', 1)[1].split("</tr>", 1)[0]
+            for model in ("llama-3-1-8b", "llama-3-1-70b", "gpt-oss-120b")}
+    assert '<td data-label="Devices" class="num">1</td>' in rows["llama-3-1-8b"]
+    assert '<td data-label="Devices" class="num">4</td>' in rows["llama-3-1-70b"]
+    for row in rows.values():
+        assert "tokens/s" in row and "fitted on 26 measurements, typical error ±14%" in row
+    assert "weights=checkpoint%3Agpt-oss-120b-mxfp4" in rows["gpt-oss-120b"]
