@@ -13,7 +13,8 @@ import yaml
 
 from domain import parameters
 from domain.units import typed_spelling
-from plugins.reader_fits import counts, duration, memory_split, price_text, ranked, significant
+from plugins import sizing_sql
+from plugins.reader_fits import Asked, counts, duration, memory_split, price_text, ranked, significant, sized_rows
 from plugins.reader_search import CLOSE, OPEN, fts_expression, marked
 from plugins.reader_spec import SQL as SHEET_SQL
 from serving.paths import METADATA_YML, STATIC_DIR
@@ -433,6 +434,21 @@ async def test_a_short_answer_first_with_every_row_a_click_away(client):
     assert len(re.findall(r'<tr data-accelerator=', short)) == 12
     every = (await client.get(f"{FITS}&context=32k&all=1")).text
     assert len(re.findall(r'<tr data-accelerator=', every)) > 100 and 'class="show-all"' not in every
+
+
+def test_the_context_reaches_the_sizing_through_python_calls_alone(db_path):
+    """The page's answer is sized_rows: a read of the accelerators, then domain/fits.py per accelerator."""
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    sizing_sql.prepare_connection(conn)  # the weights' bits: uniform_bits, as on Datasette's connections
+
+    def h100(context):
+        asked = Asked("llama-3-1-70b", "", "fp8", "fp8", 8, context, 1, 1, "vllm", None)
+        return next(r for r in sized_rows(conn, asked) if r["accelerator"] == "nvidia-h100-sxm")
+    # KV cache of Llama 3.1 70B in FP8: 80 layers × 8 KV heads × 128 × 2 (key and value) × 1 byte
+    # = 163,840 bytes a token; 32,768 tokens: 5.37 GB; 65,536: 10.74 GB
+    assert [h100(tokens)["kv_cache_gb_per_device"] for tokens in (32768, 65536)] == [5.4, 10.7]
+    assert h100(32768)["fits"] == 0 and h100(32768)["smallest_devices_that_fit"] == 2
+    conn.close()
 
 
 def test_figures_have_the_digits_of_their_sources_and_times_their_unit():
