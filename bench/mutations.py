@@ -40,7 +40,7 @@ BUGS = [
     Bug("facet-never-truncated", "plugins/speed.py",
         "await self.count_query(column, size + 1)", "await self.count_query(column, size)",
         "the tag-facet query asks for as many tags as it shows, so it is never marked truncated"),
-    Bug("what-fits-ignores-batch", "metadata.yml",
+    Bug("what-fits-ignores-batch", "serving/what_fits.py",
         "'batch', p.batch, 'kv_bits', coalesce(k.effective_bits, k.bits),",
         "'batch', 1, 'kv_bits', coalesce(k.effective_bits, k.bits),",
         "what-fits sizes the KV cache for one sequence whatever the batch"),

@@ -56,6 +56,10 @@ assert set(MEMORY_KIND_OF_TYPE) == set(MEMORY_TYPES)
 # What the power figure (tdp_w) is, as its source names it: thermal design power, total board power, total
 # graphics power, the highest measured draw, or the ceiling of a configurable range.
 POWER_KINDS = ("tdp", "tbp", "tgp", "measured-max", "configurable-max")
+# How the pages name each kind before the figure ("TBP 450 W").
+KIND_LABELS = {"tdp": "TDP", "tbp": "TBP", "tgp": "TGP", "measured-max": "measured max",
+               "configurable-max": "configurable max"}
+assert set(KIND_LABELS) == set(POWER_KINDS)
 # How an offer's date was established (cloud_offers.date_basis).
 DATE_BASES = ("observed", "read")
 # What a matrix figure accumulates in (throughput.accumulate): dense BF16/FP16 means FP32 accumulate, and a
@@ -94,7 +98,7 @@ MAXIMA = {
     "linear_value_head_dim": 1e5, "linear_conv_kernel": 1e4, "indexer_heads": 1e4, "indexer_head_dim": 1e5,
     "high_precision_layers": 1e4, "accelerators_per_node": 1e5, "nodes": 1e5, "total_accelerators": 1e6,
     "result": 1e12, "bandwidth_gbs": 1e8, "dies_per_package": 1e3, "batch": 1e6, "input_tokens": 1e8,
-    "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9, "max_input_tokens": 1e8,
+    "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9, "max_input_tokens": 1e8, "power_w": 1e8, "energy_mj_per_query": 1e12,
 }
 
 
@@ -139,6 +143,8 @@ class Field:
     group: str | None = None
     marked_by: str | None = None
     unknown: str | None = None
+    # The enum column that says what kind of figure the value is, shown before it ("TBP 450"): power_kind of tdp_w.
+    kind_by: str | None = None
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
@@ -394,7 +400,7 @@ TABLES = (
               "vendor states it (the number the vendor prints, as memory_gb).", unit="GB", capacity=True,
               label="Addressable memory", group="memory"),
         Field("tdp_w", "quantity", "Maximum power per row scope, of the kind power_kind says (the column keeps its "
-              "name whatever the kind).", unit="W", label="Max power", header="Power", group="power"),
+              "name whatever the kind).", unit="W", label="Max power", header="Power", group="power", kind_by="power_kind"),
         Field("power_kind", "enum", "What tdp_w is, as its source names it: tdp (thermal design power, or a maximum "
               "power the source names no other way), tbp (total board power), tgp (total graphics power), "
               "measured-max (the highest draw measured, where no rating is published) or configurable-max (the "
@@ -411,8 +417,8 @@ TABLES = (
               label="Host interface", group="interconnect"),
         source(), Field("note", "text", note().description, label="Note", unknown="no note"),
     ), label="name", cited=True, sort_desc="memory_bandwidth_gbs", search=("name", "slug", "family", "architecture", "architecture_family"),
-        page_facets=("vendor", "device_class", "architecture_family", "memory_kind", "native_fp8", "native_fp4"),
-        finder=("name", "vendor", "device_class", "memory_gb", "memory_type", "memory_bandwidth_gbs", "tdp_w",
+        page_facets=("vendor", "device_class", "memory_kind", "native_fp8", "native_fp4"),
+        finder=("name", "vendor", "device_class", "memory_gb", "memory_kind", "memory_type", "memory_bandwidth_gbs", "tdp_w",
                 "native_fp8", "native_fp4", "fp4_formats", "launch_price_usd", "cheapest_gpu_hour_usd", "note"),
         finder_folded=("vendor", "device_class"),
         derived=(
@@ -686,6 +692,11 @@ TABLES = (
         Field("result", "number", "The performance result, in `units`.", required=True),
         Field("units", "text", "Unit of the result as stated (Tokens/s, Samples/s, Queries/s, Latency (ms)...).",
               required=True),
+        Field("power_w", "number", "Average wall power of the whole system over the performance run, in watts, "
+              "for results submitted with power (Offline, Server, Interactive), as the summary states it: "
+              "MLCommons' submission checker averages the power analyzer's samples inside the run's window."),
+        Field("energy_mj_per_query", "number", "Energy of the whole system per query, in millijoules, for power "
+              "results of SingleStream and MultiStream, as the summary states it."),
         Field("software", "text", "Software stack as stated."),
         Field("details_url", "url", "The system's results folder in MLCommons' results repository."),
         source(required=True), note(),
@@ -695,6 +706,8 @@ TABLES = (
               "it).", ref="accelerators", facet=True),
         Field("result_per_accelerator", "number", "result ÷ total_accelerators, for throughput units (per "
               "second) only; latencies are not divided."),
+        Field("result_per_joule", "number", "result ÷ power_w: the result's unit per joule of whole-system wall "
+              "energy (Tokens/s over W: tokens per joule)."),
         Field("roofline_per_accelerator", "number", "Memory-bound decode ceiling per accelerator, tokens/s "
               "(docs/DATA.md, Measured results: the batch, context and formats assumed), for Tokens/s results of "
               "a model and an accelerator with a bandwidth."),

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -31,6 +32,7 @@ MODELS = {
     "llama3.1-8b-edge": "llama-3-1-8b",
     "mixtral-8x7b": "mixtral-8x7b",
     "gpt-oss-120b": "gpt-oss-120b",
+    "deepseek-r1": "deepseek-r1",
 }
 ACCURACY_TARGET = re.compile(r"^(?P<benchmark>.+)-(?P<target>9\d(?:\.\d+)?)$")  # llama2-70b-99.9, yolo-95
 # "(x87)" in an accelerator name: the system's count of that accelerator, where the summary's count rounds the
@@ -175,6 +177,7 @@ def result_record(summary: Summary, row: dict) -> dict:
         "scenario": row["Scenario"], "weight_formats": str(row.get("weight_data_types") or "") or None,
         "weights_as_run": weights_as_run(summary, row, benchmark),
         "result": row["Performance_Result"], "units": row["Performance_Units"],
+        **power_values(row),
         "software": row.get("Software") or None, "details_url": details_url(summary, row["Location"]),
         "source": summary.slug, "note": row_note(row),
     }
@@ -218,6 +221,21 @@ def total_accelerators(row: dict, per_node: int | None, nodes: int | None):
     return {"value": per_node * nodes, "kind": "derived", "note": "accelerators per node (a#) × nodes, as stated"}
 
 
+# The summary's Power_Units of power results: the average system power for the throughput scenarios, the energy
+# per query for the latency ones.
+POWER_FIELDS = {"Watts": "power_w", "millijoules": "energy_mj_per_query"}
+
+
+def power_values(row: dict) -> dict:
+    """The power result of a row submitted with power, in its field by unit (none without power)."""
+    if row.get("Power_Result") in ("", None):
+        return {}
+    units = row.get("Power_Units")
+    if units not in POWER_FIELDS:
+        raise ValueError(f"Power_Units {units!r} is not one of {', '.join(POWER_FIELDS)}")
+    return {POWER_FIELDS[units]: float(row["Power_Result"])}
+
+
 def row_note(row: dict) -> str | None:
     notes = [row["Notes"].strip()] if (row.get("Notes") or "").strip() else []
     if row.get("inferred") in (1, "1", True):
@@ -257,3 +275,44 @@ def write(summary: Summary, rows: list[dict], data_dir: Path) -> Imported:
     target.write_text(header + body, encoding="utf-8")
     names = resolve(data_dir, DATASET, [r["accelerator_name"] for r in results if "accelerator_name" in r])
     return Imported(target, len(results), names)
+
+
+# Power results: a system submitted with power has, beside its performance run, the power analyzer's samples
+# (`spl.txt`) and the run's window (`power_begin` and `power_end` in `mlperf_log_detail.txt`). The average is
+# computed as MLCommons' submission checker computes it (tools/submission/submission_checker/checks/
+# power_check.py, get_power_metric_check): the "Time" lines whose timestamp falls strictly inside the
+# window, their watts (the fourth field) where above zero, averaged; Offline, Server and Interactive report
+# the average in watts and the result over it (tokens/s ÷ W = tokens per joule).
+POWER_TIME_FORMAT = "%m-%d-%Y %H:%M:%S.%f"
+MLLOG = ":::MLLOG "
+
+
+class PowerWindow(NamedTuple):
+    begin: datetime
+    end: datetime
+
+
+def power_window(detail: str) -> PowerWindow:
+    """The performance run's power window from its mlperf_log_detail.txt."""
+    found = {}
+    for line in detail.splitlines():
+        if line.startswith(MLLOG):
+            entry = json.loads(line[len(MLLOG):])
+            if entry.get("key") in ("power_begin", "power_end"):
+                found[entry["key"]] = datetime.strptime(entry["value"], POWER_TIME_FORMAT)
+    missing = [key for key in ("power_begin", "power_end") if key not in found]
+    if missing:
+        raise SummaryError(f"mlperf_log_detail.txt: no {' or '.join(missing)}")
+    return PowerWindow(found["power_begin"], found["power_end"])
+
+
+def average_power(samples: str, window: PowerWindow) -> float | None:
+    """Mean wall power in watts of the spl.txt samples inside the window; None when no sample falls in it."""
+    watts = []
+    for line in samples.splitlines():
+        if not line.startswith("Time"):
+            continue
+        fields = line.split(",")
+        if window.begin < datetime.strptime(fields[1], POWER_TIME_FORMAT) < window.end and float(fields[3]) > 0:
+            watts.append(float(fields[3]))
+    return sum(watts) / len(watts) if watts else None

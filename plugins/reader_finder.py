@@ -23,15 +23,18 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from datasette import hookimpl
 from datasette.utils.asgi import Response
 
-from domain.schema import TABLES_BY_NAME
+from domain.schema import KIND_LABELS, TABLES_BY_NAME
 from serving.labels import FIELDS, FINDER_COLUMNS, FINDER_REQUEST, glossary
 from serving.metadata import DATABASE, describe
 from serving.table_json import EXTRAS, facet_results, row_count
 
 PATH = "/-/accelerators"
 
-# The table's page facets (domain/schema.py), the same on this page and on Datasette's table.
-FACETS = tuple((column, FIELDS[column].shown_label) for column in TABLES_BY_NAME["accelerators"].page_facets)
+# The table's page facets (domain/schema.py), as on Datasette's table, and the architecture family: the finder
+# finds every product line of an architecture (GeForce RTX 50, GB10 and Jetson Thor under Blackwell).
+OWN_FACETS = ("architecture_family",)
+FACETS = tuple((column, FIELDS[column].shown_label)
+               for column in TABLES_BY_NAME["accelerators"].page_facets + OWN_FACETS)
 
 
 class Sort(NamedTuple):
@@ -53,6 +56,10 @@ SORTS = (
     Sort("name", "name", False, "name"),
 )
 SORT_BY = "_sort_by"  # the form's sort field: this page's own argument, turned into Datasette's
+# The form's control that lists systems (racks, whole computers) beside single devices; without it, or a scope
+# filter, they are left out: a rack's memory is not one device's.
+SYSTEMS = "_systems"
+PER_DEVICE = ("scope__not", "system")
 NOTE_CHARACTERS = 70
 # Arguments of the JSON request that the reader's URL does not carry.
 GLOSSARY = glossary(describe)
@@ -62,8 +69,11 @@ OWN_ARGUMENTS = {"_shape", "_size", "_col", "_nocol", "_facet", "_extra"}
 def datasette_pairs(pairs):
     """The reader's arguments as Datasette's: `_sort_by` becomes `_sort` or `_sort_desc` (unknown: 400)."""
     sorts = {sort.key: sort for sort in SORTS}
-    out = []
+    keys = {key for key, _ in pairs}
+    out = [] if SYSTEMS in keys or any(key.split("__")[0] == "scope" for key in keys) else [PER_DEVICE]
     for key, value in pairs:
+        if key == SYSTEMS:
+            continue
         if key != SORT_BY:
             out.append((key, value))
         elif value in sorts:
@@ -84,6 +94,40 @@ def nulls_last(rows, pairs):
     return valued + empty, len(empty)
 
 
+# Price filters drop the rows without a price (SQL's comparison with null is never true): the page counts them.
+PRICE_COLUMNS = ("launch_price_usd", "cheapest_gpu_hour_usd")
+
+
+class LeftOut(NamedTuple):
+    """Rows a price filter drops because they have no price at all: how many, and a link to them."""
+
+    column: str
+    label: str
+    count: int
+    href: str
+
+
+def without_price_filter(pairs, column):
+    """The reader's arguments with `column`'s filters taken away and rows with no `column` asked for instead."""
+    return [(k, v) for k, v in pairs if k.split("__")[0] != column] + [(f"{column}__isnull", "1")]
+
+
+async def left_out(datasette, pairs, query):
+    """For each price column the reader filters on, the rows matching every other filter that have no price."""
+    found = []
+    for column in PRICE_COLUMNS:
+        if not any(k.split("__")[0] == column for k, _ in query):
+            continue
+        others = without_price_filter(query, column)
+        answer = await datasette.client.get(f"/{DATABASE}/accelerators.json?" + urlencode(
+            [*others, ("_size", "0"), ("_nofacet", "1"), ("_extra", "count")]))
+        count = row_count(answer.json()) if answer.status_code == 200 else None
+        if count:
+            href = datasette.urls.path(PATH) + "?" + urlencode(without_price_filter(pairs, column))
+            found.append(LeftOut(column, FIELDS[column].shown_label.lower(), count, href))
+    return found
+
+
 @dataclass
 class Facet:
     column: str
@@ -98,7 +142,8 @@ def reader_pairs(query_string):
 
 
 def json_path(pairs):
-    extra = [("_shape", "objects"), ("_size", "max"), *(("_col", c) for c in FINDER_REQUEST)]
+    extra = [("_shape", "objects"), ("_size", "max"), *(("_col", c) for c in FINDER_REQUEST),
+             *(("_facet", c) for c in OWN_FACETS)]
     return f"/{DATABASE}/accelerators.json?" + urlencode(pairs + extra + EXTRAS)
 
 
@@ -171,7 +216,8 @@ async def finder(request, datasette):
     answer = await datasette.client.get(json_path(query))
     data = answer.json()
     context = {
-        "pairs": dict(pairs), "sorts": SORTS,
+        "pairs": dict(pairs), "sorts": SORTS, "systems_left_out": PER_DEVICE in query,
+        "with_systems": datasette.urls.path(PATH) + "?" + urlencode([*pairs, (SYSTEMS, "include")]),
         "full_table": datasette.urls.table(DATABASE, "accelerators") + "?" + urlencode([*query, ("_view", "full")]),
         "error": data.get("error") if answer.status_code != 200 else None,
     }
@@ -179,7 +225,7 @@ async def finder(request, datasette):
         rows, unpriced = nulls_last(data["rows"], query)
         rows = [{**row, "href": datasette.urls.row(DATABASE, "accelerators", row["slug"])} for row in rows]
         sort = next((sort for sort in SORTS if sort.column in (dict(query).get("_sort"), dict(query).get("_sort_desc"))), None)
-        context.update(rows=rows, count=row_count(data), without=unpriced,
+        context.update(rows=rows, count=row_count(data), without=unpriced, left_out=await left_out(datasette, pairs, query),
                        sort_label=sort.label.split(",")[0] if sort else None,
                        described=readable(data.get("human_description_en")),
                        facets=facets(datasette, facet_results(data)),
@@ -196,7 +242,8 @@ def register_routes():
 @hookimpl
 def extra_template_vars(datasette):
     return {"finder_path": datasette.urls.path(PATH), "finder_sorts": SORTS, "accelerator_columns": FINDER_COLUMNS,
-            "accelerator_glossary": GLOSSARY}
+            "finder_classes": FIELDS["device_class"].choices,
+            "accelerator_glossary": GLOSSARY, "kind_labels": KIND_LABELS}
 
 
 @hookimpl

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from datasette import hookimpl
 from datasette.utils import tilde_encode, urlsafe_components
 
-from domain.schema import AUTHORED, COMPARABLE_ACCUMULATE
+from domain.schema import AUTHORED, COMPARABLE_ACCUMULATE, KIND_LABELS
 from domain.units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 from serving.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
 from serving.labels import FIELDS, IDENTITY, SECTIONS, label
@@ -55,6 +55,7 @@ class Value:
     href: str | None = None       # the row it names, for slug values
     tier: str | None = None
     kind: str | None = None
+    figure_kind: str | None = None  # what kind of figure it is, shown before it ("TBP" of a power)
     citation: str | None = None   # URL of the citation row
     source_label: str | None = None
     source_url: str | None = None
@@ -87,9 +88,11 @@ class Sheet:
     articles: list
     peers: list
     glance: list                  # [Glance]
+    decode: list                  # [Decode]
     compare_url: str
     release: str
     note: str | None = None
+    first_cited: dict = field(default_factory=dict)  # {section id: its first cited value}, for its formats panel
 
 
 def number(value):
@@ -146,7 +149,59 @@ SQL = {
                   o.slug
                 limit {PEERS}""",
     "release": "select data_release from release",
+    # The decode speed of three example models on this accelerator (vLLM, one sequence of 4,096 tokens, KV
+    # cache in BF16, the layout proposed): the ceiling and the expected figure (domain/speed.py), from llm_fit.
+    "decode": """
+        with device as (
+          select a.slug, a.memory_bandwidth_gbs, a.interconnect_gbs / 2 as link_gbs,
+            coalesce(r.memory_gb, round(coalesce(min(a.memory_gb, a.addressable_memory_gb), a.memory_gb,
+              a.addressable_memory_gb) * 1.073741824, 2)) as memory,
+            (select max(t.tflops) from throughput t where t.accelerator = a.slug and t.sparsity = 'dense'
+               and t.engine = 'matrix' and t.precision in ('bf16', 'fp16')) as dense_tflops,
+            (select max(ar.bandwidth_gbs) / a.memory_bandwidth_gbs from achieved_rates ar
+               where ar.accelerator = a.slug and ar.measure = 'memory-bandwidth') as bandwidth_share
+          from accelerators a left join runtime_memory r on r.accelerator = a.slug
+          where a.slug = :slug and a.memory_bandwidth_gbs > 0
+        ),
+        examples (place, model, weights, asked, bits) as (values
+          (1, 'llama-3-1-8b', 'BF16', 'format:bf16', uniform_bits(16)),
+          (2, 'llama-3-1-70b', 'FP8', 'format:fp8', uniform_bits(8)),
+          (3, 'gpt-oss-120b', 'MXFP4', 'checkpoint:gpt-oss-120b-mxfp4',
+           (select bits from checkpoints where slug = 'gpt-oss-120b-mxfp4')))
+        select e.model, m.name, e.weights, e.asked,
+          llm_fit(m.architecture, e.bits,
+            json_object('memory_gb', d.memory, 'bandwidth_gbs', d.memory_bandwidth_gbs, 'dense_tflops', d.dense_tflops,
+                        'link_gbs', d.link_gbs, 'slug', d.slug, 'bandwidth_share', d.bandwidth_share),
+            json_object('context', 4096, 'batch', 1, 'kv_bits', 16, 'runtime', 'vllm')) as fit
+        from device d, examples e join models m on m.slug = e.model where e.bits is not null
+        order by e.place""",
 }
+
+
+@dataclass(frozen=True)
+class Decode:
+    """One example model's decode speed on the accelerator: its layout, the ceiling and the expected figure."""
+    model: str
+    name: str
+    weights: str
+    asked: str                     # the what-fits page's `weights` parameter
+    devices: int | None
+    ceiling: float | None          # tokens/s of one sequence
+    expected: float | None
+    basis: str | None
+
+
+def decode_examples(rows) -> list[Decode]:
+    examples = []
+    for row in rows:
+        fit = json.loads(row["fit"]) if row["fit"] else {}
+        fits = fit.get("fits")
+        examples.append(Decode(row["model"], row["name"], row["weights"], row["asked"],
+                               fit.get("devices") if fits else None,
+                               fit.get("tokens_per_s_per_sequence") if fits else None,
+                               fit.get("expected_tokens_per_s_per_sequence") if fits else None,
+                               fit.get("expected_basis") if fits else None))
+    return examples
 
 
 def read_sheet_rows(conn, slug):
@@ -228,15 +283,25 @@ class SheetBuilder:
         else:
             text = shown(name, raw)
         href = self.row_url(LINKED[name], raw) if name in LINKED else None
-        return self.value(name, text, self.cited.get(("accelerators", self.row["slug"], name)),
-                          unit=FIELDS[name].unit if name in FIELDS else None, href=href)
+        value = self.value(name, text, self.cited.get(("accelerators", self.row["slug"], name)),
+                           unit=FIELDS[name].unit if name in FIELDS else None, href=href)
+        value.figure_kind = self.kind_of(name)
+        return value
+
+    def kind_of(self, name):
+        """What kind of figure a field's value is, where its field says ("TBP" of a power), else None."""
+        kind = self.row.get(FIELDS[name].kind_by) if name in FIELDS and FIELDS[name].kind_by else None
+        return KIND_LABELS[kind] if kind else None
 
     def compute(self):
         rows = {}
         for t in self.data["throughput"]:
             unit = "TOPS" if t["precision"] in INTEGER_PRECISIONS else "TFLOPS"
-            key = (t["precision"], t["engine"])
-            rows.setdefault(key, ComputeRow(t["precision"], t["engine"], unit))
+            # a figure printed for FP16 accumulate is a row of its own, never the comparable dense figure
+            variant = t["accumulate"] != COMPARABLE_ACCUMULATE
+            key = (t["precision"], t["engine"], t["accumulate"])
+            precision = f"{t['precision']} ({t['accumulate']} accumulate)" if variant else t["precision"]
+            rows.setdefault(key, ComputeRow(precision, t["engine"], unit))
             anchor = value_anchor(t["precision"], t["engine"], t["sparsity"])
             value = self.value(f"{t['precision']} {t['engine']} {t['sparsity']}", f"{number(t['tflops'])} {unit}",
                                self.cited.get(("throughput", t["slug"], "tflops")), anchor=anchor, unit=unit)
@@ -250,7 +315,7 @@ class SheetBuilder:
         return sorted(rows.values(), key=lambda r: (r.unit == "TOPS", order.get(r.precision, 99), r.engine))
 
     def glance(self, compute):
-        figures = [Glance(label(name), shown(name, self.row[name]), name)
+        figures = [Glance(label(name), " ".join(filter(None, (self.kind_of(name), shown(name, self.row[name])))), name)
                    for name in GLANCE_FIELDS if self.row.get(name) is not None]
         for heading, precisions in GLANCE_PRECISIONS:
             dense = next((r.dense for p in precisions for r in compute
@@ -264,12 +329,16 @@ class SheetBuilder:
         compute = self.compute()
         peers = self.data["peers"]
         ids = ",".join([row["slug"], *(p["slug"] for p in peers)])
+        identity = [v for v in map(self.field_value, IDENTITY) if v]
+        sections = [(group.key, group.title, [v for v in map(self.field_value, names) if v])
+                    for group, names in SECTIONS]
+        in_tables = {"compute": [v for r in compute for v in (r.dense, r.sparse) if v]}
+        first_cited = {sid: next((v for v in values + in_tables.get(sid, []) if v.citation), None)
+                       for sid, values in [("identity", identity)] + [(sid, values) for sid, _, values in sections]}
         return Sheet(
-            slug=row["slug"], name=row["name"],
-            identity=[v for v in map(self.field_value, IDENTITY) if v],
-            sections=[(group.key, group.title, [v for v in map(self.field_value, names) if v])
-                      for group, names in SECTIONS],
-            compute=compute, glance=self.glance(compute), formats=self.data["formats"], prices=self.data["prices"],
+            slug=row["slug"], name=row["name"], identity=identity, sections=sections, first_cited=first_cited,
+            compute=compute, glance=self.glance(compute), decode=decode_examples(self.data["decode"]),
+            formats=self.data["formats"], prices=self.data["prices"],
             offers=self.data["offers"], articles=[article_shown(a) for a in self.data["articles"]],
             peers=[{**p, "href": self.row_url("accelerators", p["slug"]),
                     "compare": self.datasette.urls.path(f"/-/compare?ids={row['slug']},{p['slug']}")} for p in peers],

@@ -23,6 +23,7 @@ class Column(NamedTuple):
     cell: str             # how a value is drawn: name, number, capability, labels, note or text
     folded: bool          # on a phone, shown under the name rather than in a column of its own
     marked_by: str | None  # a bool column saying the value is derived
+    kind_by: str | None    # an enum column saying what kind of figure the value is (power_kind)
     unknown: str          # what an empty cell says
 
 
@@ -41,13 +42,14 @@ def cell_kind(field: Field, table: Table = ACCELERATORS) -> str:
 def finder_columns(table: Table) -> tuple:
     """The compact table's columns, in the order the table's `finder` names them."""
     return tuple(Column(name, field.heading, cell_kind(field, table), name in table.finder_folded, field.marked_by,
-                        field.unknown or NOT_STATED)
+                        field.kind_by, field.unknown or NOT_STATED)
                  for name, field in ((name, table.field(name)) for name in table.finder))
 
 
 FINDER_COLUMNS = finder_columns(ACCELERATORS)
 # Columns the compact table's JSON request asks for: its own, and the columns marking one of them derived.
-FINDER_REQUEST = tuple(c.name for c in FINDER_COLUMNS) + tuple(c.marked_by for c in FINDER_COLUMNS if c.marked_by)
+FINDER_REQUEST = (tuple(c.name for c in FINDER_COLUMNS) + tuple(c.marked_by for c in FINDER_COLUMNS if c.marked_by)
+                  + tuple(c.kind_by for c in FINDER_COLUMNS if c.kind_by) + ("scope",))
 
 
 def label(name: str) -> str:

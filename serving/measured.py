@@ -77,6 +77,45 @@ class ResultRow:
         return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
 
 
+    @property
+    def median_words(self) -> str:
+        """The median in words: "the only result", or "1,234, median of 7 results"."""
+        return "the only result" if self.results == 1 else f"{self.median_shown}, median of {self.results} results"
+
+    @property
+    def ceiling_shown(self) -> str | None:
+        """The ceiling to 3 significant digits: it is computed from figures that give no more (14,400, not 14,360)."""
+        ceiling = self.best["roofline_per_accelerator"]
+        if ceiling is None:
+            return None
+        return f"{float(f'{ceiling:.3g}'):,.0f}" if ceiling >= 100 else shown(ceiling)
+
+
+@dataclass
+class Round:
+    """The results of one benchmark round, most telling first."""
+
+    name: str
+    rows: list
+
+
+def relevance(row: ResultRow):
+    """LLM (tokens/s) results first, then the highest share of the roofline, then the most results."""
+    share = row.best["roofline_share"]
+    return (row.best["units"] != TOKENS, share is None, -(share or 0), -row.results, row.key.benchmark,
+            row.key.scenario)
+
+
+def by_round(rows: list) -> list:
+    """A spec sheet's results a round each (a heading never mixes two rounds), the round of the most telling
+    result first, then the newest."""
+    rounds = {}
+    for row in rows:
+        rounds.setdefault((row.best["round_number"], row.key.round), []).append(row)
+    ordered = sorted(rounds.items(), key=lambda item: (min(map(relevance, item[1])), -item[0][0]))
+    return [Round(name, sorted(members, key=relevance)) for (_, name), members in ordered]
+
+
 def shown(value: float) -> str:
     """Thousands apart and no false precision: 3 significant digits below 100 (7.24 samples/s), whole above."""
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"

@@ -12,6 +12,7 @@ from typing import NamedTuple
 import yaml
 
 from domain.schema import DENSE_COLUMNS, GENERATED, TABLES, TAG_COUNTS, link_table_name, singular
+from serving import what_fits
 
 DATABASE = "computekb"       # the one name of the database, in every URL and plugin
 DATABASE_FILE = f"{DATABASE}.db"  # Datasette names a database after its file
@@ -92,7 +93,8 @@ def generated_metadata():
     tables.update(link_tables_metadata())
     tables.update(tag_counts_metadata())
     tables.update(dense_throughput_metadata())
-    return {"databases": {DATABASE: {"tables": tables}}}
+    queries = {"what-fits": {"sql": what_fits.CANNED}}  # its title, description and parameters: metadata.yml
+    return {"databases": {DATABASE: {"tables": tables, "queries": queries}}}
 
 
 def merge(base, override):

@@ -1,13 +1,21 @@
 // Reader pages: "cite" buttons copy the citation of a value in one click (text), the panel beside it in the
 // format chosen. Without JavaScript (or clipboard permission) the citation stays readable in the panel's box.
 const COPIED_FOR_MS = 2000;
+// The section's "other formats" panel takes the value just cited: its text, Markdown and BibTeX.
+function fillFormats(panel, button) {
+  const formats = { text: button.dataset.cite, markdown: button.dataset.markdown, bibtex: button.dataset.bibtex };
+  for (const copy of panel.querySelectorAll("button.copy-cite")) copy.dataset.cite = formats[copy.dataset.format];
+  panel.querySelector(".cite-target strong").textContent = button.dataset.name;
+  panel.querySelector("textarea").setAttribute("aria-label", `Citation of ${button.dataset.name}`);
+}
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("button.copy-cite");
   if (!button) return;
   const text = button.dataset.cite;
-  const panel = button.closest(".sheet-value-body")?.querySelector("details.cite-value");
+  const panel = button.closest("details.cite-formats") ?? button.closest("section, .sheet-head")?.querySelector("details.cite-formats");
   const box = panel?.querySelector("textarea");
   if (box) box.value = text;
+  if (panel && button.dataset.markdown) fillFormats(panel, button);
   try {
     await navigator.clipboard.writeText(text);
     button.dataset.copied = "yes";
@@ -59,11 +67,14 @@ function nameDatasetteControls() {
       if (!control.getAttribute("aria-label")) control.setAttribute("aria-label", name);
     }
   }
-  for (const frame of document.querySelectorAll(".table-wrapper:not([tabindex])")) {
-    if (frame.scrollWidth > frame.clientWidth) {
+  // a table wider than its frame: reachable by keyboard, and a cue above it that more columns are to the right
+  for (const frame of document.querySelectorAll(".table-wrapper:not([tabindex]), .table-frame:not([tabindex])")) {
+    if (frame.scrollWidth > frame.clientWidth + 1 && !frame.closest("[hidden]")) {
       frame.tabIndex = 0;
       frame.setAttribute("role", "region");
       frame.setAttribute("aria-label", "Table, scrolls sideways");
+      frame.before(Object.assign(document.createElement("p"), {
+        className: "scroll-cue", textContent: "Scroll the table sideways for more columns →" }));
     }
   }
 }

@@ -12,6 +12,8 @@ PAGES = {
     "spec-sheet": "/computekb/accelerators/nvidia-h100-sxm",
     "compare": "/-/compare?ids=nvidia-h100-sxm,nvidia-h200-sxm,amd-mi300x",
     "what-fits": "/-/what-fits?model=llama-3-1-70b",
+    "what-fits-answer": "/-/what-fits?model=llama-3-1-70b&weights=format%3Afp8&kv_format=fp8&context=32k",
+    "what-fits-problems": "/-/what-fits?model=llama-3-1-7b&weights=format%3Afp8&context=lots&batch=0",
     "search": "/-/search?q=mémoire",
     "article": "/computekb/articles/gpu-cloud-france-europe-h100-h200-b300",
     "dashboard": "/-/dashboards/accelerator-landscape",

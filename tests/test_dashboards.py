@@ -56,7 +56,7 @@ async def test_every_chart_query_runs_with_and_without_filters(client, conn, das
     some = {"vendor": conn.execute("SELECT vendor FROM accelerators LIMIT 1").fetchone()[0],
             "device_class": "datacenter-gpu", "fp4": "yes", "min_memory": "1",
             "site": conn.execute("SELECT slug FROM sites LIMIT 1").fetchone()[0], "language": "en",
-            "since": "2000-01-01"}
+            "since": "2000-01-01", "memory_kind": "hbm"}
     for slug, dashboard in dashboards.items():
         filters = {key: some[key] for key in dashboard["filters"] if key in some}
         for chart, config in dashboard["charts"].items():
@@ -80,8 +80,9 @@ async def test_vendor_and_memory_filters_select_the_right_accelerators(client, c
     vendor = conn.execute("SELECT vendor FROM accelerators GROUP BY vendor ORDER BY count(*) DESC").fetchone()[0]
     rows = await chart_rows(client, dashboards, LANDSCAPE, "memory-vs-bandwidth", {"vendor": vendor})
     assert {r["slug"] for r in rows} == {r[0] for r in conn.execute(
-        "SELECT slug FROM accelerators WHERE vendor = ?", (vendor,))}
-    memories = sorted(r[0] for r in conn.execute("SELECT memory_gb FROM accelerators WHERE memory_gb IS NOT NULL"))
+        "SELECT slug FROM accelerators WHERE vendor = ? AND scope <> 'system'", (vendor,))}
+    memories = sorted(r[0] for r in conn.execute("SELECT memory_gb FROM accelerators WHERE memory_gb IS NOT NULL "
+                                                 "AND scope <> 'system'"))
     floor = memories[len(memories) // 2]
     rows = await chart_rows(client, dashboards, LANDSCAPE, "memory-vs-bandwidth", {"min_memory": str(floor)})
     assert sorted(r["memory_gb"] for r in rows) == [m for m in memories if m >= floor]
@@ -89,10 +90,23 @@ async def test_vendor_and_memory_filters_select_the_right_accelerators(client, c
 
 @pytest.mark.parametrize("answer", ["yes", "no", "unknown"])
 async def test_fp4_filter_follows_native_fp4(client, conn, dashboards, answer):
-    expected = {r["slug"] for r in conn.execute("SELECT slug, native_fp4 FROM accelerators")
+    expected = {r["slug"] for r in conn.execute("SELECT slug, native_fp4 FROM accelerators WHERE scope <> 'system'")
                 if r["native_fp4"] == answer}
     rows = await chart_rows(client, dashboards, LANDSCAPE, "memory-vs-bandwidth", {"fp4": answer})
     assert {r["slug"] for r in rows} == expected
+
+
+async def test_systems_and_sram_are_charted_only_when_asked_for(client, dashboards):
+    """Racks are not single devices, and on-chip SRAM is not DRAM: both stay out until a filter asks."""
+    rows = {r["slug"]: r for r in await chart_rows(client, dashboards, LANDSCAPE, "memory-vs-bandwidth")}
+    assert "nvidia-gb200-nvl72" not in rows and "nvidia-gb200" in rows
+    assert rows["cerebras-wse-3"]["sram_left_out"] == 1 and rows["nvidia-b200"]["sram_left_out"] == 0
+    systems = {r["slug"] for r in await chart_rows(client, dashboards, LANDSCAPE, "memory-vs-bandwidth",
+                                                    {"scope": "system"})}
+    assert {"nvidia-gb200-nvl72", "nvidia-gb300-nvl72"} <= systems and "nvidia-gb200" not in systems
+    sram = {r["slug"]: r for r in await chart_rows(client, dashboards, LANDSCAPE, "memory-vs-bandwidth",
+                                                   {"memory_kind": "on-chip-sram"})}
+    assert set(sram) == {"cerebras-wse-3", "groq-lpu"} and sram["groq-lpu"]["sram_left_out"] == 0
 
 
 async def test_throughput_chart_gets_dense_matrix_fp8_and_fp4_only(client, conn, dashboards):
@@ -100,8 +114,9 @@ async def test_throughput_chart_gets_dense_matrix_fp8_and_fp4_only(client, conn,
     charted = {(slug, p) for slug, row in rows.items() for p in ("fp8", "fp4") if row[f"{p}_matrix_tflops"] is not None}
     stored = set()
     for slug, precision, tflops in conn.execute(
-            "SELECT accelerator, precision, tflops FROM throughput WHERE sparsity = 'dense' AND engine = 'matrix' "
-            "AND precision IN ('fp8', 'fp4')"):
+            "SELECT t.accelerator, t.precision, t.tflops FROM throughput t JOIN accelerators a ON a.slug = t.accelerator "
+            "WHERE t.sparsity = 'dense' AND t.engine = 'matrix' AND t.precision IN ('fp8', 'fp4') "
+            "AND a.scope <> 'system'"):
         assert rows[slug][f"{precision}_matrix_tflops"] == tflops
         stored.add((slug, precision))
     assert charted == stored, "no sparse or vector figure is charted"

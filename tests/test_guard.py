@@ -129,12 +129,13 @@ def test_served_database_is_immutable_limited_and_guarded(server):
 def test_served_canned_query_refuses_a_bad_parameter_in_every_format(server):
     """Through `computekb serve`: a bad canned-query parameter is a 400 with its
     message as JSON, on the query page and as CSV; the blank form is a 200."""
-    query = "/computekb/what-fits{}?model=llama-3-1-70b&weight_format=fp16&kv_format=fp16&context=128k"
-    message = "context must be a whole number from 1 to 999,999,999, got '128k'"
+    query = "/computekb/what-fits{}?model=llama-3-1-70b&weight_format=fp16&kv_format=fp16&context=128q"
+    message = ("context must be a whole number of tokens from 1 to 16,777,216 (16M), such as 32768, 32k or 128K; "
+               "got '128q'")
     as_json = httpx.get(server + query.format(".json"))
     assert as_json.status_code == 400 and as_json.json()["error"] == message
     page = httpx.get(server + query.format(""))
-    assert page.status_code == 400 and message.replace("'", "&#39;") in page.text and 'value="128k"' in page.text
+    assert page.status_code == 400 and message.replace("'", "&#39;") in page.text and 'value="128q"' in page.text
     assert_security_headers(page.headers)
     as_csv = httpx.get(server + query.format(".csv"))
     assert (as_csv.status_code, as_csv.text) == (400, message + "\n")

@@ -12,9 +12,21 @@ from click.testing import CliRunner
 
 from computekb.cli import cli
 from domain.roofline import BenchmarkWorkload, batch_regime, weight_bits, with_prefill
-from etl.mlperf import Summary, details_url, split_target, total_accelerators, weights_as_run, whole
+from etl.mlperf import (
+    Summary,
+    SummaryError,
+    average_power,
+    details_url,
+    power_values,
+    power_window,
+    split_target,
+    total_accelerators,
+    weights_as_run,
+    whole,
+)
 from etl.report import RoundCoverage, measured_coverage
-from serving.measured import shown
+from etl.transform import add_result_per_accelerator
+from serving.measured import Benchmark, ResultRow, by_round, shown
 
 FIXTURE = Path(__file__).parent / "fixture"
 IMPORT_ARGS = ["--summary", str(FIXTURE / "mlperf" / "summary_results.json"), "--round", "v1.0",
@@ -140,6 +152,49 @@ def test_a_cluster_counts_the_accelerators_its_name_states():
         "value": 8, "kind": "derived", "note": "accelerators per node (a#) × nodes, as stated"}
 
 
+DETAIL = """:::MLLOG {"key": "effective_scenario", "value": "Offline", "time_ms": 1.0}
+:::MLLOG {"key": "power_begin", "value": "07-28-2025 08:14:05.414", "time_ms": 2.0}
+:::MLLOG {"key": "power_end", "value": "07-28-2025 08:14:09.000", "time_ms": 2.0}
+"""
+SAMPLES = "\n".join(f"Time,{time},Watts,{watts},Volts,211.0,Amps,4.6,PF,0.98,Mark,testing" for time, watts in (
+    ("07-28-2025 08:14:04.500", 1000),   # before the window
+    ("07-28-2025 08:14:05.414", 5000),   # at its begin: the checker keeps samples strictly inside
+    ("07-28-2025 08:14:06.000", 2800),
+    ("07-28-2025 08:14:07.000", 0),      # no reading
+    ("07-28-2025 08:14:07.500", 2900),
+    ("07-28-2025 08:14:08.000", 3030),
+    ("07-28-2025 08:14:09.000", 9000),   # at its end
+)) + "\nError,the analyzer's other lines are skipped\n"
+
+
+def test_average_power_as_the_submission_checker_computes_it():
+    """Three samples strictly inside the window and above zero: (2,800 + 2,900 + 3,030) / 3 = 2,910 W."""
+    window = power_window(DETAIL)
+    assert (window.begin.second, window.begin.microsecond, window.end.second) == (5, 414000, 9)
+    assert average_power(SAMPLES, window) == 2910.0
+    assert average_power(SAMPLES.replace("08:14:0", "09:14:0"), window) is None   # no sample in the window
+    with pytest.raises(SummaryError, match="power_end"):
+        power_window(DETAIL.replace("power_end", "power_stop"))
+
+
+def test_power_results_by_their_units():
+    assert power_values({"Power_Result": 10400.9988793425, "Power_Units": "Watts"}) == {"power_w": 10400.9988793425}
+    assert power_values({"Power_Result": 123.4, "Power_Units": "millijoules"}) == {"energy_mj_per_query": 123.4}
+    assert power_values({"Power_Result": None, "Power_Units": None}) == {}
+    with pytest.raises(ValueError, match="kWh"):
+        power_values({"Power_Result": 1.0, "Power_Units": "kWh"})
+
+
+def test_tokens_per_joule_of_a_power_result():
+    """Lenovo's 8 × B200, Llama 2 70B Offline (v5.1): 102,909 tokens/s at 10,401.0 W = 9.8941 tokens per joule."""
+    row = {"result": 102909.0, "units": "Tokens/s", "total_accelerators": 8, "power_w": 10400.9988793425}
+    add_result_per_accelerator(row)
+    assert (row["result_per_accelerator"], row["result_per_joule"]) == (12863.625, 9.8941)
+    latency = {"result": 500.0, "units": "Latency (ms)", "total_accelerators": 1, "energy_mj_per_query": 900.0}
+    add_result_per_accelerator(latency)
+    assert latency["result_per_joule"] is None
+
+
 def test_results_per_accelerator_and_their_accelerators(db):
     rows = {r["slug"]: r for r in db.execute("select * from benchmark_results")}
     assert len(rows) == 8
@@ -226,13 +281,14 @@ async def test_spec_sheet_measured_section(fixture_client):
     offline = section[section.index('data-benchmark="tiny-dense" data-scenario="Offline"'):]
     offline = offline[:offline.index("</tr>")]
     # best 120,000 (result v1.0-0001), median of 120,000 and 60,000, share 0.2049 of 585,770
-    assert ">120,000</a>" in offline and "90,000 <small>of 2</small>" in offline
-    assert "20% <small>of 585,770</small>" in offline
+    assert ">120,000</a>" in offline and "90,000, median of 2 results" in offline
+    assert "20% <small>of a 586,000 tokens/s ceiling</small>" in offline
+    assert "vendor-submitted, audited" in offline and "independent-measurement" not in offline
     assert 'href="/computekb/citations/benchmark-results-mlperf-1-0-0001-tiny-dense-99-offline-result"' in offline
     assert ('href="https://github.com/mlcommons/inference_results_v1.0/tree/main/closed/Acme/results/Sys1" '
             'rel="noopener">v1.0-0001</a>') in offline
     rates = section[section.index('class="achieved-rates'):]
-    assert re.search(r'data-measure="memory-bandwidth".*?>4,200\.0</a>.*?87\.5%', rates, re.S)
+    assert re.search(r'data-measure="memory-bandwidth".*?>4,200</a>.*?87\.5%', rates, re.S)
     assert "no dense figure stored" in rates
 
 
@@ -270,3 +326,24 @@ def test_decode_efficiency_is_calibrated_by_model_class(conn):
                                 "('llama-3-1-8b', 'llama-3-1-70b', 'llama-3-1-405b', 'deepseek-v3')"))
     assert classes == {"llama-3-1-8b": "dense-small", "llama-3-1-70b": "dense-medium",
                        "llama-3-1-405b": "dense-large", "deepseek-v3": "moe"}
+
+
+def measured_row(benchmark, round_number, share, results=1, units="Tokens/s", ceiling=None):
+    best = {"units": units, "round_number": round_number, "roofline_share": share, "roofline_per_accelerator": ceiling}
+    return ResultRow(Benchmark(benchmark, None, "Offline", f"v{round_number}"), units, best, 100.0, results)
+
+
+def test_the_sheet_shows_a_round_each_the_most_telling_result_first():
+    rows = [measured_row("gpt-oss-120b", 6.0, 0.047), measured_row("whisper", 6.0, None, units="Samples/s"),
+            measured_row("llama2-70b", 5.1, 0.48, results=10), measured_row("mixtral-8x7b", 5.1, None)]
+    rounds = by_round(rows)
+    # v5.1 holds the highest share (48%), so it comes first; within v6.0 the tokens/s result before whisper's
+    assert [(r.name, [row.key.benchmark for row in r.rows]) for r in rounds] == [
+        ("v5.1", ["llama2-70b", "mixtral-8x7b"]), ("v6.0", ["gpt-oss-120b", "whisper"])]
+
+
+def test_a_median_of_one_result_is_said_in_words_and_a_ceiling_to_three_digits():
+    assert measured_row("x", 6.0, None).median_words == "the only result"
+    assert measured_row("x", 6.0, None, results=7).median_words == "100, median of 7 results"
+    assert measured_row("x", 6.0, 0.31, ceiling=14359.7).ceiling_shown == "14,400"
+    assert measured_row("x", 6.0, 0.31, ceiling=77.06).ceiling_shown == "77.1"

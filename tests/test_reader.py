@@ -11,8 +11,10 @@ from urllib.parse import quote
 import pytest
 import yaml
 
+from domain import parameters
 from domain.units import typed_spelling
-from plugins.reader_fits import FormError, context_tokens, counts, labelled, memory_split, query_error, ranked
+from plugins import sizing_sql
+from plugins.reader_fits import Asked, counts, duration, memory_split, price_text, ranked, significant, sized_rows
 from plugins.reader_search import CLOSE, OPEN, fts_expression, marked
 from plugins.reader_spec import SQL as SHEET_SQL
 from serving.paths import METADATA_YML, STATIC_DIR
@@ -42,13 +44,13 @@ def test_a_unit_typed_in_any_case_is_read_as_its_spelling(text, unit, expected):
 @pytest.mark.parametrize("text, tokens", [("32768", 32768), ("32k", 32768), ("128K", 131072), ("1M", 1048576),
                                           (" 8 k ", 8192), ("0.5k", 512)])
 def test_a_context_is_read_as_readers_write_it(text, tokens):
-    assert context_tokens(text) == tokens
+    assert parameters.context(text) == tokens
 
 
 @pytest.mark.parametrize("text", ["", "32q", "k", "-4k", "0", "0.3k"])
 def test_an_unreadable_context_is_refused(text):
-    with pytest.raises(FormError):
-        context_tokens(text)
+    with pytest.raises(parameters.ParameterError, match="^context must be a whole number of tokens"):
+        parameters.context(text)
 
 
 def peers_of(row, others):
@@ -131,14 +133,14 @@ async def test_every_cited_value_has_its_anchor_tier_citation_source_and_cite_te
     assert cited
     for c in cited:
         block = section(page, c["field"])
-        block = block[:block.index("</details>")]
+        block = block[:block.index("</dd>")]
         assert f'href="/computekb/citations/{c["slug"]}"' in block, c["field"]
         assert f'data-tier="{c["tier"]}"' in block
         assert f'href="{html.escape(c["url"])}"' in block
         number = written(c["value"])
         assert f">{number} " in block, (c["field"], number)
-        texts = [html.unescape(t) for t in re.findall(r'data-cite="([^"]*)"', block)]
-        assert len(texts) == 4 and texts[0] == texts[1], "the one-click text, then text, Markdown and BibTeX"
+        texts = [html.unescape(t) for t in re.findall(r'data-(?:cite|markdown|bibtex)="([^"]*)"', block)]
+        assert len(texts) == 3, "the one-click text, and the Markdown and BibTeX its group's panel takes"
         for text in texts:
             assert number in text and c["field"] in text and release in text and c["url"] in text.replace("\\_", "_")
             assert f"/computekb/accelerators/{H200}#{c['field']}" in text
@@ -230,14 +232,25 @@ async def test_calculator_lists_choices_from_the_tables(client, conn):
 
 
 async def test_calculator_answers_llama_70b_fp8_32k_as_the_canned_query_does(client):
-    page = (await client.get("/-/what-fits?model=llama-3-1-70b&weights=format%3Afp8&kv_format=fp8&context=32k")).text
+    """The page asks domain/fits.py itself; the canned query asks it through llm_fit: the same answers."""
+    page = (await client.get("/-/what-fits?model=llama-3-1-70b&weights=format%3Afp8&kv_format=fp8&context=32k&all=1")).text
     canned = (await client.get("/computekb/what-fits.json?_shape=array&model=llama-3-1-70b&weight_format=fp8"
-                               "&kv_format=fp8&context=32768&batch=1")).json()
-    shown = re.findall(r'<tr data-accelerator="([^"]+)"', page)
-    assert sorted(shown) == sorted(r["accelerator"] for r in canned) and shown
+                               "&kv_format=fp8&context=32k&batch=1")).json()
+    shown = re.findall(r'<tr data-accelerator="([^"]+)" data-class="([^"]+)"', page)
+    assert sorted(s for s, _ in shown) == sorted(r["accelerator"] for r in canned) and shown
     by_slug = {r["accelerator"]: r for r in canned}
-    groups = [(not (by_slug[s]["fits"] and by_slug[s]["native"] == 1), not by_slug[s]["fits"]) for s in shown]
+    caps = {"consumer-gpu": 8, "workstation-gpu": 8, "unified-memory-system": 4, "edge-module": 2}
+
+    def group(slug, device_class):
+        row = by_slug[slug]
+        fits = row["fits"] and row["devices_needed"] <= caps.get(device_class, 64)
+        return (not (fits and row["native"] == 1), not fits)
+    groups = [group(*row) for row in shown]
     assert groups == sorted(groups), "native fits first, then fits"
+    for slug, _ in shown:  # the devices each answer needs, as the canned query counts them
+        cell = re.search(rf'data-accelerator="{slug}".*?data-label="Devices" class="num">(.*?)</td>', page, re.S).group(1)
+        needed = by_slug[slug]["devices_needed"]
+        assert (re.search(r"\d+", cell).group() == str(needed)) if needed else cell == "no layout holds it", slug
     assert 'class="split-bar"' in page
     assert 'href="/computekb/longest-context?' in page and 'href="/computekb/largest-batch?' in page
 
@@ -404,9 +417,10 @@ async def test_presets_stop_at_the_window_and_weights_are_the_models_own(client,
 @pytest.mark.parametrize("query, message", [
     ("context=32k&devices=0", "Devices (tensor parallel) must be a whole number from 1 to 8, got &#39;0&#39;"),
     ("context=32k&devices=99999999999", "Devices (tensor parallel) must be a whole number from 1 to 8"),
-    ("context=32k&batch=lots", "Batch must be a whole number from 1 to 4,096"),
-    ("context=99999999999", "Context &#39;99999999999&#39;: a whole number of tokens from 1 to 16,777,216"),
-    ("context=32k&runtime=ollama", "Runtime must be one of: vLLM, SGLang, TensorRT-LLM, llama.cpp"),
+    ("context=32k&batch=lots", "Batch must be a whole number from 1 to 999,999,999, got &#39;lots&#39;"),
+    ("context=99999999999", "Context must be a whole number of tokens from 1 to 16,777,216 (16M), such as 32768, "
+                            "32k or 128K; got &#39;99999999999&#39;"),
+    ("context=32k&runtime=ollama", "Runtime must be one of vllm, sglang, tensorrt-llm, llama-cpp, got &#39;ollama&#39;"),
 ])
 async def test_errors_name_the_field_as_labelled_with_its_limits(client, query, message):
     response = await client.get(f"{FITS}&{query}")
@@ -414,25 +428,38 @@ async def test_errors_name_the_field_as_labelled_with_its_limits(client, query, 
     assert "tp" not in re.search(r'role="alert">(.*?)</div>', response.text, re.S).group(1).split()
 
 
-def test_query_messages_are_labelled_and_timeouts_are_a_sentence():
-    assert labelled("tp=6 does not divide the 64 attention heads; the nearest valid layouts are tp=4 or tp=8; "
-                    "model 'x' is not a slug") == ("6 devices does not divide the 64 attention heads; the nearest "
-                                                   "valid layouts are 4 devices or 8 devices; Model 'x' is not a slug")
+async def test_a_short_answer_first_with_every_row_a_click_away(client):
+    short = (await client.get(f"{FITS}&context=32k")).text
+    assert short.index('id="answer"') < short.index('id="question"'), "the answer before the form"
+    assert len(re.findall(r'<tr data-accelerator=', short)) == 12
+    every = (await client.get(f"{FITS}&context=32k&all=1")).text
+    assert len(re.findall(r'<tr data-accelerator=', every)) > 100 and 'class="show-all"' not in every
 
-    class Answer:
-        def __init__(self, status, body):
-            self.status_code, self.body = status, body
 
-        def json(self):
-            if self.body is None:
-                raise ValueError("not JSON")
-            return self.body
-    timeout = query_error(Answer(400, {"ok": False, "title": "SQL Interrupted", "error": (
-        "<p>SQL query took too long. The time limit is controlled by the <a href=\"...\">sql_time_limit_ms</a> "
-        "configuration option.</p><textarea>with checked as (select ...</textarea><script>...</script>")}))
-    assert timeout.startswith("This question took longer than the server allows") and "<" not in timeout
-    assert query_error(Answer(500, None)) == "The query could not answer this question."
-    assert "select" not in query_error(Answer(400, {"error": "near select: syntax error with select ..."})).lower()
+def test_the_context_reaches_the_sizing_through_python_calls_alone(db_path):
+    """The page's answer is sized_rows: a read of the accelerators, then domain/fits.py per accelerator."""
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    sizing_sql.prepare_connection(conn)  # the weights' bits: uniform_bits, as on Datasette's connections
+
+    def h100(context):
+        asked = Asked("llama-3-1-70b", "", "fp8", "fp8", 8, context, 1, 1, "vllm", None)
+        return next(r for r in sized_rows(conn, asked) if r["accelerator"] == "nvidia-h100-sxm")
+    # KV cache of Llama 3.1 70B in FP8: 80 layers × 8 KV heads × 128 × 2 (key and value) × 1 byte
+    # = 163,840 bytes a token; 32,768 tokens: 5.37 GB; 65,536: 10.74 GB
+    assert [h100(tokens)["kv_cache_gb_per_device"] for tokens in (32768, 65536)] == [5.4, 10.7]
+    assert h100(32768)["fits"] == 0 and h100(32768)["smallest_devices_that_fit"] == 2
+    conn.close()
+
+
+def test_figures_have_the_digits_of_their_sources_and_times_their_unit():
+    assert [significant(v) for v in (1039.7, 106.9, 3.64, 0.5712, 0)] == ["1,040", "107", "3.64", "0.571", "0"]
+    # 5,411,456 ms is 1.503 h; 296.2 ms stays in ms; 1,296.1 ms is 1.3 s; 150,000 ms is 2.5 min
+    assert [duration(ms) for ms in (5_411_456.0, 296.2, 1296.1, 150_000)] == ["1.5 h", "300 ms", "1.3 s", "2.5 min"]
+
+
+def test_a_price_is_to_the_cent_and_none_is_said_in_words():
+    assert price_text([("EUR", 1.8214000000000001), ("USD", 2.5)]) == "1.82 EUR; 2.50 USD"
+    assert price_text([]) == "no rental price on record"
 
 
 async def test_the_form_submits_on_its_button_and_the_formulas_are_a_link(client):
@@ -454,3 +481,17 @@ async def test_the_form_submits_on_its_button_and_the_formulas_are_a_link(client
 def test_finder_summaries_name_columns_as_the_page_does(described, expected):
     from plugins.reader_finder import readable
     assert readable(described) == expected
+
+
+async def test_spec_sheet_gives_three_models_decode_speed(client):
+    """The ceiling and, beside it, the expected figure with its basis, on the fewest devices that hold each
+    model: on one RTX 4090 (24 GB) Llama 3.1 8B in BF16 (16.1 GB) fits alone, 70B in FP8 (70.6 GB) needs 4."""
+    page = (await client.get("/computekb/accelerators/nvidia-rtx-4090")).text
+    section = page.split('id="section-decode"', 1)[1].split("</section>", 1)[0]
+    rows = {model: section.split(f'data-model="{model}"', 1)[1].split("</tr>", 1)[0]
+            for model in ("llama-3-1-8b", "llama-3-1-70b", "gpt-oss-120b")}
+    assert '<td data-label="Devices" class="num">1</td>' in rows["llama-3-1-8b"]
+    assert '<td data-label="Devices" class="num">4</td>' in rows["llama-3-1-70b"]
+    for row in rows.values():
+        assert "tokens/s" in row and "fitted on 26 measurements, typical error ±14%" in row
+    assert "weights=checkpoint%3Agpt-oss-120b-mxfp4" in rows["gpt-oss-120b"]

@@ -120,21 +120,13 @@ def test_bandwidth_is_cited_in_one_click(server, sized, conn):
                  f"data release {release}"):
         assert part in copied, (part, copied)
     assert value.locator("button.cite-one-click[data-copied]").is_visible()
-    value.locator("summary").click()                                                  # the other formats
-    value.get_by_role("button", name="Copy as Markdown").click()
+    formats = page.locator("#section-memory details.cite-formats")                    # the group's other formats
+    formats.locator("summary").click()
+    formats.get_by_role("button", name="Copy as Markdown").click()
     assert source["url"] in page.evaluate("navigator.clipboard.readText()")
-    value.get_by_role("button", name="Copy as BibTeX").click()
+    formats.get_by_role("button", name="Copy as BibTeX").click()
     assert page.evaluate("navigator.clipboard.readText()").startswith("@misc{")
     assert page.console_errors == []
-
-
-def test_a_value_without_a_citation_is_cited_honestly(server, sized):
-    page = sized(f"/computekb/accelerators/{H200}", 390, server)
-    value = page.locator("#device_class")
-    assert value.locator(".no-source").inner_text() == "no source recorded" and value.locator(".no-source").is_visible()
-    value.get_by_role("button", name="cite", exact=True).click()
-    copied = page.evaluate("navigator.clipboard.readText()")
-    assert "no source recorded" in copied and f"{H200}#device_class" in copied
 
 
 def test_compact_table_first_row_in_view_and_all_columns_one_click_away(server, sized):
@@ -301,4 +293,20 @@ def test_price_charts_draw(server, sized, width):
         box = page.locator(f"#chart-{chart} svg, #chart-{chart} canvas").first
         box.wait_for(state="visible", timeout=15000)
         box.scroll_into_view_if_needed()
+    assert not own_errors(page)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_spec_sheet_decode_section(server, sized, width):
+    """Three models' ceiling and expected speed, each with its basis, readable at both widths."""
+    page = sized("/computekb/accelerators/nvidia-rtx-4090#section-decode", width, server)
+    rows = page.locator(".decode-table tbody tr")
+    assert rows.count() == 3
+    first = rows.first.inner_text()
+    assert "Llama 3.1 8B" in first and "tokens/s" in first and "typical error" in first
+    assert rows.first.locator("a").is_visible()
+    box = page.locator("#section-decode").bounding_box()
+    assert box["x"] + box["width"] <= width
+    if width == 390:
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, wider_than_the_screen(page)
     assert not own_errors(page)

@@ -92,7 +92,7 @@ async def test_the_glossary_is_folded_and_the_page_facets_are_the_readers(fixtur
     assert "Maximum power per row scope, of the kind power_kind says" in glossary
     assert 'class="table table-accelerators folded-glossary"' in page or "folded-glossary" in page
     facets = set(re.findall(r'class="facet-info[^"]*"[^>]*data-column="([^"]+)"', page))
-    assert facets == {"vendor", "device_class", "architecture_family", "memory_kind", "native_fp8", "native_fp4"}
+    assert facets == {"vendor", "device_class", "memory_kind", "native_fp8", "native_fp4"}
 
 
 async def test_a_row_page_keeps_datasettes_own_row_table(fixture_client):
@@ -132,28 +132,35 @@ async def test_a_citation_page_links_the_value_and_its_source(fixture_client):
     assert "4.8 TB/s" in page, "the value as written"
 
 
-async def test_a_value_without_a_citation_still_has_its_anchor_and_cite(fixture_client):
+async def test_an_identity_value_no_source_states_shows_its_value_and_anchor_alone(fixture_client):
     page = (await fixture_client.get(f"{TABLE}/acme-x1")).text
     block = page[page.index('id="device_class"'):]
-    block = block[:block.index("</details>")]
-    assert "no source recorded" in block and "citation-link" not in block
-    cite = html.unescape(re.search(r'class="copy-cite cite-one-click" data-format="text" data-cite="([^"]+)"',
-                                   block).group(1))
-    assert "datacenter-gpu" in cite and "no source recorded" in cite and "/computekb/accelerators/acme-x1#device_class" in cite
+    block = block[:block.index("</dd>")]
+    assert "datacenter-gpu" in block
+    assert "no source recorded" not in block and "citation-link" not in block and "cite-one-click" not in block
 
 
 async def test_a_derived_value_says_it_is_derived_not_unsourced(fixture_client, fixture_db):
     """native_fp8 is made by the build from cited format claims: saying "no source recorded" would
-    tell a reader it is unsupported."""
+    tell a reader it is unsupported; it has no citation of its own to copy."""
     with closing(sqlite3.connect(fixture_db)) as conn:
         [(derived,)] = conn.execute("SELECT native_fp8 FROM accelerators WHERE slug = 'acme-x1'").fetchall()
     assert derived, "the fixture's Acme X1 has a native FP8 value"
     page = (await fixture_client.get(f"{TABLE}/acme-x1")).text
     block = page[page.index('id="native_fp8"'):]
-    block = block[:block.index("</details>")]
+    block = block[:block.index("</dd>")]
     assert "derived from this sheet's cited values" in block and "no source recorded" not in block
-    cite = html.unescape(re.search(r'data-format="text" data-cite="([^"]+)"', block).group(1))
-    assert "derived by the knowledge base" in cite and "no source recorded" not in cite
+    assert "cite-one-click" not in block
+
+
+async def test_each_group_has_one_formats_panel_holding_its_first_cited_value(fixture_client):
+    page = (await fixture_client.get(f"{TABLE}/acme-x1")).text
+    memory = page[page.index('id="section-memory"'):page.index('id="section-compute"')]
+    assert memory.count('<details class="cite-value cite-formats">') == 1
+    panel = memory[memory.index("cite-formats"):memory.index("</details>")]
+    assert "Of <strong>Memory</strong>" in panel, "memory_gb, the group's first cited value"
+    markdown = html.unescape(re.search(r'data-format="markdown" data-cite="([^"]+)"', panel).group(1))
+    assert markdown.startswith("Memory (`memory_gb`): **96 GB**")
 
 
 async def test_an_untitled_article_has_no_placeholder_in_any_citation(fixture_client):
@@ -194,7 +201,7 @@ async def test_the_finder_finds_an_accelerator_by_part_of_its_name(fixture_clien
 
 
 async def test_the_finder_and_the_table_take_their_headers_from_the_field_definitions(fixture_client):
-    expected = ["Accelerator", "Vendor", "Class", "Memory (GB)", "Memory type", "Bandwidth (GB/s)", "Power (W)",
+    expected = ["Accelerator", "Vendor", "Class", "Memory (GB)", "Memory kind", "Memory type", "Bandwidth (GB/s)", "Power (W)",
                 "FP8", "FP4", "FP4 formats", "List price (USD)", "Cloud per GPU-hour (USD/h)", "Note"]
     for path in ("/-/accelerators", TABLE):
         page = (await fixture_client.get(path)).text
@@ -214,7 +221,7 @@ def test_a_field_added_to_the_registry_reaches_the_finder_and_its_spec_sheet_gro
     table = AUTHORED["accelerators"]
     stacks = Field("hbm_stacks", "int", "HBM stacks on the package.", label="HBM stacks", group="memory")
     grown = dataclasses.replace(table, fields=table.fields + (stacks,), finder=table.finder + ("hbm_stacks",))
-    assert finder_columns(grown)[-1] == Column("hbm_stacks", "HBM stacks", "number", False, None, "not stated")
+    assert finder_columns(grown)[-1] == Column("hbm_stacks", "HBM stacks", "number", False, None, None, "not stated")
     memory = dict((g.key, names) for g, names in sections(grown))["memory"]
     assert memory[0] == "memory_gb" and memory[-1] == "hbm_stacks", "in the table's order, after the others"
 
@@ -227,3 +234,21 @@ async def test_a_csv_for_excel_begins_with_the_byte_order_mark_and_the_plain_one
     assert plain.content.startswith(b"slug,")
     listed = databases_listed((await fixture_client.get("/-/databases.json")).json())
     assert [d["name"] for d in listed] == ["computekb"], "no empty in-memory database beside it"
+
+
+async def test_a_price_filter_says_how_many_unpriced_rows_it_leaves_out(fixture_client):
+    # X1 (30,000 USD) and B1 (2,500, derived) pass; X2 has no list price: one left out, linked
+    page = (await fixture_client.get("/-/accelerators?launch_price_usd__lte=40000")).text
+    assert row_slugs(page) == ["acme-x1", "beta-b1"]
+    note = re.search(r'<p class="finder-left-out".*?</p>', page, re.S).group(0)
+    assert "<strong>1</strong> accelerator matching the other filters has no launch list price" in note
+    assert 'href="/-/accelerators?launch_price_usd__isnull=1"' in note
+    unpriced = (await fixture_client.get("/-/accelerators?launch_price_usd__isnull=1")).text
+    assert row_slugs(unpriced) == ["acme-x2"]
+    assert "finder-left-out" not in (await fixture_client.get("/-/accelerators?memory_gb__gte=80")).text
+
+
+async def test_the_finder_form_asks_for_a_class(fixture_client):
+    page = (await fixture_client.get("/-/accelerators?device_class=workstation-gpu")).text
+    assert '<option value="workstation-gpu" selected>workstation-gpu</option>' in page
+    assert row_slugs(page) == ["beta-b1"]

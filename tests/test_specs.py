@@ -167,3 +167,19 @@ def test_blackwell_names_every_blackwell_line(conn):
     assert {"nvidia-rtx-5090", "nvidia-rtx-5060-ti-16gb", "nvidia-gb10", "nvidia-jetson-agx-thor",
             "nvidia-b200", "nvidia-b300", "nvidia-rtx-pro-6000-blackwell"} <= found
     assert conn.execute("select architecture_family from accelerators where slug = 'nvidia-b300'").fetchone()[0] == "Blackwell"
+
+
+def test_every_matrix_precision_with_a_figure_has_its_format_claim(conn):
+    """A format list that leaves out a precision the device computes in reads as "emulated" on what-fits."""
+    unclaimed = conn.execute("""
+        select distinct t.accelerator || ':' || t.precision from throughput t join number_formats n on n.slug = t.precision
+        where t.engine = 'matrix' and not exists (select 1 from format_support f join number_formats m on m.slug = f.format
+          where f.accelerator = t.accelerator and coalesce(f.supported, 1) = 1
+          and (f.format = t.precision or m.family = n.family)) order by 1""").fetchall()
+    # FP4 figures whose format the row's sources do not name, where the family names NVFP4 elsewhere; DGX
+    # Station states FP4 alone, and a format list of FP4 alone would read as BF16 emulated
+    assert [r[0] for r in unclaimed] == ["nvidia-dgx-station:fp4", "nvidia-gb200-nvl72:fp4", "nvidia-gb300-nvl72:fp4",
+                                        "nvidia-rtx-pro-6000-blackwell-server:fp4"]
+    for slug in ("nvidia-b100", "nvidia-h200-nvl", "nvidia-gh200", "nvidia-gb300", "google-tpu-v7", "intel-gaudi-3"):
+        assert conn.execute("select 1 from format_support where accelerator = ? and format = 'bf16' "
+                            "and coalesce(supported, 1) = 1", (slug,)).fetchone(), slug
