@@ -30,7 +30,7 @@ RESULTS_SQL = f"""
 ENERGY_SQL = f"""
     select b.slug, b.round, {ROUND_ORDER} as round_number, b.result_id, b.benchmark, b.accuracy_target, b.scenario,
            b.units, b.result, b.power_w, b.result_per_joule, b.total_accelerators, b.submitter, b.system,
-           b.details_url, c.slug as citation, c.tier
+           b.details_url, c.slug as citation
     from {RESULTS_TABLE} b
     left join citations c on c.table_name = '{RESULTS_TABLE}' and c.row_slug = b.slug and c.field = 'power_w'
     where b.division = 'closed' and b.result_per_joule is not null and b.accelerator = :accelerator
@@ -84,6 +84,45 @@ class ResultRow:
         if share is None:
             return None
         return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
+
+
+    @property
+    def median_words(self) -> str:
+        """The median in words: "the only result", or "1,234, median of 7 results"."""
+        return "the only result" if self.results == 1 else f"{self.median_shown}, median of {self.results} results"
+
+    @property
+    def ceiling_shown(self) -> str | None:
+        """The ceiling to 3 significant digits: it is computed from figures that give no more (14,400, not 14,360)."""
+        ceiling = self.best["roofline_per_accelerator"]
+        if ceiling is None:
+            return None
+        return f"{float(f'{ceiling:.3g}'):,.0f}" if ceiling >= 100 else shown(ceiling)
+
+
+@dataclass
+class Round:
+    """The results of one benchmark round, most telling first."""
+
+    name: str
+    rows: list
+
+
+def relevance(row: ResultRow):
+    """LLM (tokens/s) results first, then the highest share of the roofline, then the most results."""
+    share = row.best["roofline_share"]
+    return (row.best["units"] != TOKENS, share is None, -(share or 0), -row.results, row.key.benchmark,
+            row.key.scenario)
+
+
+def by_round(rows: list) -> list:
+    """A spec sheet's results a round each (a heading never mixes two rounds), the round of the most telling
+    result first, then the newest."""
+    rounds = {}
+    for row in rows:
+        rounds.setdefault((row.best["round_number"], row.key.round), []).append(row)
+    ordered = sorted(rounds.items(), key=lambda item: (min(map(relevance, item[1])), -item[0][0]))
+    return [Round(name, sorted(members, key=relevance)) for (_, name), members in ordered]
 
 
 @dataclass
