@@ -6,7 +6,8 @@ The ceiling counts what the device's limits allow. A runtime adds what they leav
 - the **bandwidth** its kernels reach: the best achieved memory bandwidth measured on the accelerator
   (achieved_rates) where one is measured, else a fitted share of the datasheet figure;
 - **compute** at a fitted share of the dense peak, for compute-bound steps and for the prefill;
-- a **fixed cost per layer and step** per runtime (kernel launches, scheduling, sampling);
+- a **fixed cost per layer and step** per runtime (kernel launches, scheduling, sampling), and a cost per
+  layer, step and sequence of the batch;
 - a **latency per exchange** between tensor-parallel ranks (two all-reduces a layer) and pipeline stages;
 - a **cost per expert a step runs** in each MoE layer (routing, the grouped products of each expert);
 - llama.cpp runs several GPUs as a **layer split**: its stages run one after the other.
@@ -15,7 +16,7 @@ One decode step of a batch:
 
     step = max(weight bytes ÷ (bandwidth × share), weight FLOPs ÷ (peak × compute share))
            + max(cache bytes ÷ (bandwidth × share), attention FLOPs ÷ (peak × compute share)) + link bytes
-           + exchanges × latency + layers × fixed cost + experts run × expert cost
+           + exchanges × latency + layers × (fixed cost + batch × sequence cost) + experts run × expert cost
 
 and a measured run of `batch` sequences of `input` prompt tokens and `output` generated tokens:
 
@@ -46,6 +47,7 @@ class Parameters:
     sglang_layer_s: float         # the same, SGLang
     exchange_s: float             # latency of one all-reduce or pipeline hand-off (NVLink)
     moe_expert_s: float           # per distinct expert a step runs, per MoE layer (routing, grouped GEMM tiles)
+    sequence_layer_s: float       # per sequence, layer and step (the batch's share of each layer's kernels)
     compute_share: float          # of the dense peak, prefill and compute-bound steps
     bandwidth_share: float        # of the datasheet bandwidth, where no achieved bandwidth is measured
 
@@ -56,27 +58,29 @@ class Parameters:
 
 # Fitted by `fit` on the 26 rows of data/measured/speed-measurements.yml (FITTED_ON), three significant
 # digits; the measurements each parameter rests on:
-# - llama_cpp_layer_s: the 9 llama.cpp rows (batch 1, Llama 2 7B in F16, Q8_0 and Q4_0: the fixed part of a
+# - llama_cpp_layer_s: the 8 llama.cpp rows (batch 1, Llama 2 7B in F16, Q8_0 and Q4_0: the fixed part of a
 #   step is what does not scale with the bytes);
 # - tensorrt_llm_layer_s: the 15 TensorRT-LLM rows; sglang_layer_s: the 3 SGLang rows (DeepSeek-V3);
 # - exchange_s: the Llama 2 70B rows at TP 2 and 4 and DeepSeek-V3 at TP 8. It ends at the top of its range
 #   (30 µs; NVIDIA nccl issue #1259 measures 6 µs): the rows cannot tell it from SGLang's fixed cost;
 # - moe_expert_s: the DeepSeek-V3 rows at batch 1, 8 and 32 (8, 57 and 160 experts a layer). It ends at the
 #   bottom of its range: SGLang's fixed cost per layer explains the three rows alone;
+# - sequence_layer_s: the TensorRT-LLM rows at batch 16 to 1,024 (the batch's share of each layer's kernels);
 # - compute_share: the large batches and 2,048-token prompts of the TensorRT-LLM rows;
 # - bandwidth_share: the rows on accelerators without an achieved bandwidth (RTX 3090, 3090 Ti, 4090, L40S,
 #   A100 PCIe, M2 Ultra); H100, H200 and A100 SXM use their best measured kernel bandwidth (achieved_rates).
 PARAMETERS = Parameters(
-    llama_cpp_layer_s=153e-6,
-    tensorrt_llm_layer_s=252e-6,
-    sglang_layer_s=461e-6,
+    llama_cpp_layer_s=139e-6,
+    tensorrt_llm_layer_s=178e-6,
+    sglang_layer_s=456e-6,
     exchange_s=30.0e-6,
     moe_expert_s=0.0100e-6,
-    compute_share=0.558,
-    bandwidth_share=0.991,
+    sequence_layer_s=0.567e-6,
+    compute_share=0.661,
+    bandwidth_share=0.925,
 )
 FITTED_ON = 26         # measurements
-TYPICAL_ERROR = 0.155  # median of |expected ÷ measured − 1| in leave-one-out
+TYPICAL_ERROR = 0.142  # median of |expected ÷ measured − 1| in leave-one-out
 
 
 def basis() -> str:
@@ -108,7 +112,7 @@ class Step:
         return (max(self.weights_s / share, self.matmul_s / p.compute_share)
                 + max(self.cache_s / share, self.attention_s / p.compute_share) + self.transfer_s
                 + self.exchanges * p.exchange_s + self.layers * p.layer_s(self.runtime)
-                + self.moe_experts * p.moe_expert_s)
+                + self.moe_experts * p.moe_expert_s + self.batch * self.layers * p.sequence_layer_s)
 
 
 def execution_layout(layout: sizing.Layout, runtime: str) -> sizing.Layout:
@@ -224,10 +228,10 @@ def cases(conn) -> list[Case]:
 
 BOUNDS = {  # the range each parameter is searched in (log scale)
     "llama_cpp_layer_s": (1e-7, 1e-3), "tensorrt_llm_layer_s": (1e-7, 1e-3), "sglang_layer_s": (1e-7, 1e-3),
-    "exchange_s": (2e-6, 3e-5), "moe_expert_s": (1e-8, 1e-4), "compute_share": (0.05, 1.0),
+    "exchange_s": (2e-6, 3e-5), "moe_expert_s": (1e-8, 1e-4), "sequence_layer_s": (1e-10, 1e-5), "compute_share": (0.05, 1.0),
     "bandwidth_share": (0.2, 1.0),
 }
-START = Parameters(5e-6, 5e-6, 5e-6, 6e-6, 1e-6, 0.5, 0.7)
+START = Parameters(5e-6, 5e-6, 5e-6, 6e-6, 1e-6, 1e-8, 0.5, 0.7)
 
 
 def error(cases_: list[Case], p: Parameters) -> float:

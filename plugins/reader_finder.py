@@ -96,6 +96,40 @@ def nulls_last(rows, pairs):
     return valued + empty, len(empty)
 
 
+# Price filters drop the rows without a price (SQL's comparison with null is never true): the page counts them.
+PRICE_COLUMNS = ("launch_price_usd", "cheapest_gpu_hour_usd")
+
+
+class LeftOut(NamedTuple):
+    """Rows a price filter drops because they have no price at all: how many, and a link to them."""
+
+    column: str
+    label: str
+    count: int
+    href: str
+
+
+def without_price_filter(pairs, column):
+    """The reader's arguments with `column`'s filters taken away and rows with no `column` asked for instead."""
+    return [(k, v) for k, v in pairs if k.split("__")[0] != column] + [(f"{column}__isnull", "1")]
+
+
+async def left_out(datasette, pairs, query):
+    """For each price column the reader filters on, the rows matching every other filter that have no price."""
+    found = []
+    for column in PRICE_COLUMNS:
+        if not any(k.split("__")[0] == column for k, _ in query):
+            continue
+        others = without_price_filter(query, column)
+        answer = await datasette.client.get(f"/{DATABASE}/accelerators.json?" + urlencode(
+            [*others, ("_size", "0"), ("_nofacet", "1"), ("_extra", "count")]))
+        count = row_count(answer.json()) if answer.status_code == 200 else None
+        if count:
+            href = datasette.urls.path(PATH) + "?" + urlencode(without_price_filter(pairs, column))
+            found.append(LeftOut(column, FIELDS[column].shown_label.lower(), count, href))
+    return found
+
+
 @dataclass
 class Facet:
     column: str
@@ -194,7 +228,7 @@ async def finder(request, datasette):
         rows, unpriced = nulls_last(data["rows"], query)
         rows = [{**row, "href": datasette.urls.row(DATABASE, "accelerators", row["slug"])} for row in rows]
         sort = next((sort for sort in SORTS if sort.column in (dict(query).get("_sort"), dict(query).get("_sort_desc"))), None)
-        context.update(rows=rows, count=row_count(data), without=unpriced,
+        context.update(rows=rows, count=row_count(data), without=unpriced, left_out=await left_out(datasette, pairs, query),
                        sort_label=sort.label.split(",")[0] if sort else None,
                        described=readable(data.get("human_description_en")),
                        facets=facets(datasette, facet_results(data)),
@@ -211,6 +245,7 @@ def register_routes():
 @hookimpl
 def extra_template_vars(datasette):
     return {"finder_path": datasette.urls.path(PATH), "finder_sorts": SORTS, "accelerator_columns": FINDER_COLUMNS,
+            "finder_classes": FIELDS["device_class"].choices,
             "accelerator_glossary": GLOSSARY, "kind_labels": KIND_LABELS}
 
 

@@ -88,6 +88,7 @@ class Sheet:
     articles: list
     peers: list
     glance: list                  # [Glance]
+    decode: list                  # [Decode]
     compare_url: str
     release: str
     note: str | None = None
@@ -148,7 +149,59 @@ SQL = {
                   o.slug
                 limit {PEERS}""",
     "release": "select data_release from release",
+    # The decode speed of three example models on this accelerator (vLLM, one sequence of 4,096 tokens, KV
+    # cache in BF16, the layout proposed): the ceiling and the expected figure (domain/speed.py), from llm_fit.
+    "decode": """
+        with device as (
+          select a.slug, a.memory_bandwidth_gbs, a.interconnect_gbs / 2 as link_gbs,
+            coalesce(r.memory_gb, round(coalesce(min(a.memory_gb, a.addressable_memory_gb), a.memory_gb,
+              a.addressable_memory_gb) * 1.073741824, 2)) as memory,
+            (select max(t.tflops) from throughput t where t.accelerator = a.slug and t.sparsity = 'dense'
+               and t.engine = 'matrix' and t.precision in ('bf16', 'fp16')) as dense_tflops,
+            (select max(ar.bandwidth_gbs) / a.memory_bandwidth_gbs from achieved_rates ar
+               where ar.accelerator = a.slug and ar.measure = 'memory-bandwidth') as bandwidth_share
+          from accelerators a left join runtime_memory r on r.accelerator = a.slug
+          where a.slug = :slug and a.memory_bandwidth_gbs > 0
+        ),
+        examples (place, model, weights, asked, bits) as (values
+          (1, 'llama-3-1-8b', 'BF16', 'format:bf16', uniform_bits(16)),
+          (2, 'llama-3-1-70b', 'FP8', 'format:fp8', uniform_bits(8)),
+          (3, 'gpt-oss-120b', 'MXFP4', 'checkpoint:gpt-oss-120b-mxfp4',
+           (select bits from checkpoints where slug = 'gpt-oss-120b-mxfp4')))
+        select e.model, m.name, e.weights, e.asked,
+          llm_fit(m.architecture, e.bits,
+            json_object('memory_gb', d.memory, 'bandwidth_gbs', d.memory_bandwidth_gbs, 'dense_tflops', d.dense_tflops,
+                        'link_gbs', d.link_gbs, 'slug', d.slug, 'bandwidth_share', d.bandwidth_share),
+            json_object('context', 4096, 'batch', 1, 'kv_bits', 16, 'runtime', 'vllm')) as fit
+        from device d, examples e join models m on m.slug = e.model where e.bits is not null
+        order by e.place""",
 }
+
+
+@dataclass(frozen=True)
+class Decode:
+    """One example model's decode speed on the accelerator: its layout, the ceiling and the expected figure."""
+    model: str
+    name: str
+    weights: str
+    asked: str                     # the what-fits page's `weights` parameter
+    devices: int | None
+    ceiling: float | None          # tokens/s of one sequence
+    expected: float | None
+    basis: str | None
+
+
+def decode_examples(rows) -> list[Decode]:
+    examples = []
+    for row in rows:
+        fit = json.loads(row["fit"]) if row["fit"] else {}
+        fits = fit.get("fits")
+        examples.append(Decode(row["model"], row["name"], row["weights"], row["asked"],
+                               fit.get("devices") if fits else None,
+                               fit.get("tokens_per_s_per_sequence") if fits else None,
+                               fit.get("expected_tokens_per_s_per_sequence") if fits else None,
+                               fit.get("expected_basis") if fits else None))
+    return examples
 
 
 def read_sheet_rows(conn, slug):
@@ -284,7 +337,8 @@ class SheetBuilder:
                        for sid, values in [("identity", identity)] + [(sid, values) for sid, _, values in sections]}
         return Sheet(
             slug=row["slug"], name=row["name"], identity=identity, sections=sections, first_cited=first_cited,
-            compute=compute, glance=self.glance(compute), formats=self.data["formats"], prices=self.data["prices"],
+            compute=compute, glance=self.glance(compute), decode=decode_examples(self.data["decode"]),
+            formats=self.data["formats"], prices=self.data["prices"],
             offers=self.data["offers"], articles=[article_shown(a) for a in self.data["articles"]],
             peers=[{**p, "href": self.row_url("accelerators", p["slug"]),
                     "compare": self.datasette.urls.path(f"/-/compare?ids={row['slug']},{p['slug']}")} for p in peers],

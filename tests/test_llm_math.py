@@ -11,8 +11,8 @@ from urllib.parse import quote
 
 import pytest
 
-from domain import sizing
-from plugins import sizing_sql, speed_sql
+from domain import parameters, sizing
+from plugins import query_checks, sizing_sql, speed_sql
 from serving.site import query_path
 from serving.sql_functions import arities
 
@@ -566,3 +566,55 @@ async def test_qwen35_keeps_a_state_and_caches_only_full_layers_through_sql(clie
     assert row["state"] == gb(0.078446592)
     # 16 full-attention layers × 2 × 4 KV heads × 256 = 32,768 values a token: 1,000 tokens = 0.065536 GB in BF16
     assert row["cache"] == gb(0.078446592 + 0.065536)
+
+
+# One check per parameter (domain/parameters.py): the page, the queries' checks and the SQL functions use these
+
+@pytest.mark.parametrize("text, tokens", [("32768", 32768), ("32k", 32768), ("128K", 131072), (131072, 131072),
+                                          ("16M", 16 * 1024 * 1024)])
+def test_the_context_check_reads_what_a_reader_writes(text, tokens):
+    assert parameters.context(text) == tokens
+
+
+@pytest.mark.parametrize("check, value, message", [
+    (parameters.context, "16385k", "context must be a whole number of tokens from 1 to 16,777,216 (16M), such as "
+                                   "32768, 32k or 128K; got '16385k'"),
+    (parameters.batch, "0", "batch must be a whole number from 1 to 999,999,999, got '0'"),
+    (parameters.devices, "9", "tp must be a whole number from 1 to 8, got '9'"),
+    (parameters.usable_fraction, "1.01", "usable_fraction must be a number above 0 and at most 1, got '1.01'"),
+    (parameters.runtime, "ollama", "runtime must be one of vllm, sglang, tensorrt-llm, llama-cpp, got 'ollama'"),
+])
+def test_each_check_names_its_parameter_and_its_limits(check, value, message):
+    with pytest.raises(parameters.ParameterError) as error:
+        check(value)
+    assert str(error.value) == message
+
+
+def test_the_limits_themselves_pass():
+    assert (parameters.batch("999999999"), parameters.devices("8"), parameters.devices(""),
+            parameters.usable_fraction("1"), parameters.runtime("")) == (999_999_999, 8, None, 1.0, "vllm")
+
+
+def test_an_unknown_choice_offers_the_closest_names():
+    known = {"llama-3-1-70b": "Llama 3.1 70B", "llama-3-1-8b": "Llama 3.1 8B", "gpt-oss-120b": "gpt-oss-120b"}
+    with pytest.raises(parameters.ParameterError) as error:
+        parameters.choice("model", "llama-3-1-7b", known, "models")
+    assert str(error.value).startswith("model 'llama-3-1-7b' is not one of the models here; did you mean Llama 3.1")
+    assert "gpt-oss" not in str(error.value)
+
+
+def test_every_problem_is_found_at_once():
+    values, problems = parameters.problems({"context": "lots", "batch": "0", "tp": "2"}, [
+        parameters.Check("context", parameters.context), parameters.Check("batch", parameters.batch),
+        parameters.Check("tp", parameters.devices)])
+    assert [p.name for p in problems] == ["context", "batch"] and values == {"tp": 2}
+
+
+def test_the_canned_queries_check_with_the_same_checks():
+    class Lookup:  # the slugs a database would hold
+        def names(self, sql, *params):
+            return {"llama-3-1-70b": "Llama 3.1 70B"} if "models" in sql else {"fp8": "FP8"}
+    problems = [p for p in query_checks.CHECKS["what-fits"](
+        {"model": "llama-3-1-70b", "weight_format": "fp8", "kv_format": "fp8", "context": "32k", "tp": "9"},
+        Lookup()) if p]
+    assert problems == ["tp must be a whole number from 1 to 8, got '9'"]

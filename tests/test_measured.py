@@ -26,7 +26,7 @@ from etl.mlperf import (
 )
 from etl.report import RoundCoverage, measured_coverage
 from etl.transform import add_result_per_accelerator
-from serving.measured import shown
+from serving.measured import Benchmark, ResultRow, by_round, shown
 
 FIXTURE = Path(__file__).parent / "fixture"
 IMPORT_ARGS = ["--summary", str(FIXTURE / "mlperf" / "summary_results.json"), "--round", "v1.0",
@@ -219,6 +219,7 @@ def test_every_value_cites_the_summary_as_a_measurement(db):
     assert [tuple(c) for c in cited] == [
         ("accelerators_per_node", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
         ("nodes", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
+        ("power_w", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
         ("result", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
         ("total_accelerators", "derived", "independent-measurement", "mlperf-inference-v1-0-summary"),
     ]
@@ -281,13 +282,20 @@ async def test_spec_sheet_measured_section(fixture_client):
     offline = section[section.index('data-benchmark="tiny-dense" data-scenario="Offline"'):]
     offline = offline[:offline.index("</tr>")]
     # best 120,000 (result v1.0-0001), median of 120,000 and 60,000, share 0.2049 of 585,770
-    assert ">120,000</a>" in offline and "90,000 <small>of 2</small>" in offline
-    assert "20% <small>of 585,770</small>" in offline
+    assert ">120,000</a>" in offline and "90,000, median of 2 results" in offline
+    assert "20% <small>of a 586,000 tokens/s ceiling</small>" in offline
+    assert "vendor-submitted, audited" in offline and "independent-measurement" not in offline
     assert 'href="/computekb/citations/benchmark-results-mlperf-1-0-0001-tiny-dense-99-offline-result"' in offline
     assert ('href="https://github.com/mlcommons/inference_results_v1.0/tree/main/closed/Acme/results/Sys1" '
             'rel="noopener">v1.0-0001</a>') in offline
+    # the power result: 2,400 W for the system of 8, 300 W each; 960,000 tokens/s ÷ 2,400 W = 400 tokens per joule
+    energy = section[section.index('class="measured-energy'):section.index('class="achieved-rates')]
+    assert ('href="/computekb/citations/benchmark-results-mlperf-1-0-0001-tiny-dense-99-offline-power-w"'
+            in energy and ">2,400</a> <small>W</small>" in energy)
+    assert "300 <small>W of system power</small>" in energy and "400 <small>tokens per joule</small>" in energy
+    assert energy.count("<tr data-benchmark") == 1
     rates = section[section.index('class="achieved-rates'):]
-    assert re.search(r'data-measure="memory-bandwidth".*?>4,200\.0</a>.*?87\.5%', rates, re.S)
+    assert re.search(r'data-measure="memory-bandwidth".*?>4,200</a>.*?87\.5%', rates, re.S)
     assert "no dense figure stored" in rates
 
 
@@ -325,3 +333,24 @@ def test_decode_efficiency_is_calibrated_by_model_class(conn):
                                 "('llama-3-1-8b', 'llama-3-1-70b', 'llama-3-1-405b', 'deepseek-v3')"))
     assert classes == {"llama-3-1-8b": "dense-small", "llama-3-1-70b": "dense-medium",
                        "llama-3-1-405b": "dense-large", "deepseek-v3": "moe"}
+
+
+def measured_row(benchmark, round_number, share, results=1, units="Tokens/s", ceiling=None):
+    best = {"units": units, "round_number": round_number, "roofline_share": share, "roofline_per_accelerator": ceiling}
+    return ResultRow(Benchmark(benchmark, None, "Offline", f"v{round_number}"), units, best, 100.0, results)
+
+
+def test_the_sheet_shows_a_round_each_the_most_telling_result_first():
+    rows = [measured_row("gpt-oss-120b", 6.0, 0.047), measured_row("whisper", 6.0, None, units="Samples/s"),
+            measured_row("llama2-70b", 5.1, 0.48, results=10), measured_row("mixtral-8x7b", 5.1, None)]
+    rounds = by_round(rows)
+    # v5.1 holds the highest share (48%), so it comes first; within v6.0 the tokens/s result before whisper's
+    assert [(r.name, [row.key.benchmark for row in r.rows]) for r in rounds] == [
+        ("v5.1", ["llama2-70b", "mixtral-8x7b"]), ("v6.0", ["gpt-oss-120b", "whisper"])]
+
+
+def test_a_median_of_one_result_is_said_in_words_and_a_ceiling_to_three_digits():
+    assert measured_row("x", 6.0, None).median_words == "the only result"
+    assert measured_row("x", 6.0, None, results=7).median_words == "100, median of 7 results"
+    assert measured_row("x", 6.0, 0.31, ceiling=14359.7).ceiling_shown == "14,400"
+    assert measured_row("x", 6.0, 0.31, ceiling=77.06).ceiling_shown == "77.1"

@@ -13,7 +13,8 @@ import yaml
 
 from domain import parameters
 from domain.units import typed_spelling
-from plugins.reader_fits import counts, duration, memory_split, price_text, ranked, significant
+from plugins import sizing_sql
+from plugins.reader_fits import Asked, counts, duration, memory_split, price_text, ranked, significant, sized_rows
 from plugins.reader_search import CLOSE, OPEN, fts_expression, marked
 from plugins.reader_spec import SQL as SHEET_SQL
 from serving.paths import METADATA_YML, STATIC_DIR
@@ -427,12 +428,36 @@ async def test_errors_name_the_field_as_labelled_with_its_limits(client, query, 
     assert "tp" not in re.search(r'role="alert">(.*?)</div>', response.text, re.S).group(1).split()
 
 
+async def test_the_runtimes_sequence_limit_is_asked_checked_and_passed_on(client):
+    refused = await client.get(f"{FITS}&context=32k&max_num_seqs=0")
+    assert refused.status_code == 400
+    assert "Sequences at once (max_num_seqs) must be a whole number from 1 to 999,999,999, got &#39;0&#39;" in refused.text
+    page = (await client.get(f"{FITS}&context=32k&max_num_seqs=16")).text
+    query = re.search(r'href="(/computekb/what-fits\?[^"]*)"', page).group(1)
+    assert 'name="max_num_seqs" value="16"' in page and "max_num_seqs=16" in query
+
+
 async def test_a_short_answer_first_with_every_row_a_click_away(client):
     short = (await client.get(f"{FITS}&context=32k")).text
     assert short.index('id="answer"') < short.index('id="question"'), "the answer before the form"
     assert len(re.findall(r'<tr data-accelerator=', short)) == 12
     every = (await client.get(f"{FITS}&context=32k&all=1")).text
     assert len(re.findall(r'<tr data-accelerator=', every)) > 100 and 'class="show-all"' not in every
+
+
+def test_the_context_reaches_the_sizing_through_python_calls_alone(db_path):
+    """The page's answer is sized_rows: a read of the accelerators, then domain/fits.py per accelerator."""
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    sizing_sql.prepare_connection(conn)  # the weights' bits: uniform_bits, as on Datasette's connections
+
+    def h100(context):
+        asked = Asked("llama-3-1-70b", "", "fp8", "fp8", 8, context, 1, 1, "vllm", None)
+        return next(r for r in sized_rows(conn, asked) if r["accelerator"] == "nvidia-h100-sxm")
+    # KV cache of Llama 3.1 70B in FP8: 80 layers × 8 KV heads × 128 × 2 (key and value) × 1 byte
+    # = 163,840 bytes a token; 32,768 tokens: 5.37 GB; 65,536: 10.74 GB
+    assert [h100(tokens)["kv_cache_gb_per_device"] for tokens in (32768, 65536)] == [5.4, 10.7]
+    assert h100(32768)["fits"] == 0 and h100(32768)["smallest_devices_that_fit"] == 2
+    conn.close()
 
 
 def test_figures_have_the_digits_of_their_sources_and_times_their_unit():
@@ -465,3 +490,17 @@ async def test_the_form_submits_on_its_button_and_the_formulas_are_a_link(client
 def test_finder_summaries_name_columns_as_the_page_does(described, expected):
     from plugins.reader_finder import readable
     assert readable(described) == expected
+
+
+async def test_spec_sheet_gives_three_models_decode_speed(client):
+    """The ceiling and, beside it, the expected figure with its basis, on the fewest devices that hold each
+    model: on one RTX 4090 (24 GB) Llama 3.1 8B in BF16 (16.1 GB) fits alone, 70B in FP8 (70.6 GB) needs 4."""
+    page = (await client.get("/computekb/accelerators/nvidia-rtx-4090")).text
+    section = page.split('id="section-decode"', 1)[1].split("</section>", 1)[0]
+    rows = {model: section.split(f'data-model="{model}"', 1)[1].split("</tr>", 1)[0]
+            for model in ("llama-3-1-8b", "llama-3-1-70b", "gpt-oss-120b")}
+    assert '<td data-label="Devices" class="num">1</td>' in rows["llama-3-1-8b"]
+    assert '<td data-label="Devices" class="num">4</td>' in rows["llama-3-1-70b"]
+    for row in rows.values():
+        assert "tokens/s" in row and "fitted on 26 measurements, typical error ±14%" in row
+    assert "weights=checkpoint%3Agpt-oss-120b-mxfp4" in rows["gpt-oss-120b"]

@@ -294,3 +294,19 @@ def test_price_charts_draw(server, sized, width):
         box.wait_for(state="visible", timeout=15000)
         box.scroll_into_view_if_needed()
     assert not own_errors(page)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_spec_sheet_decode_section(server, sized, width):
+    """Three models' ceiling and expected speed, each with its basis, readable at both widths."""
+    page = sized("/computekb/accelerators/nvidia-rtx-4090#section-decode", width, server)
+    rows = page.locator(".decode-table tbody tr")
+    assert rows.count() == 3
+    first = rows.first.inner_text()
+    assert "Llama 3.1 8B" in first and "tokens/s" in first and "typical error" in first
+    assert rows.first.locator("a").is_visible()
+    box = page.locator("#section-decode").bounding_box()
+    assert box["x"] + box["width"] <= width
+    if width == 390:
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, wider_than_the_screen(page)
+    assert not own_errors(page)

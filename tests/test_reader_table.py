@@ -234,3 +234,21 @@ async def test_a_csv_for_excel_begins_with_the_byte_order_mark_and_the_plain_one
     assert plain.content.startswith(b"slug,")
     listed = databases_listed((await fixture_client.get("/-/databases.json")).json())
     assert [d["name"] for d in listed] == ["computekb"], "no empty in-memory database beside it"
+
+
+async def test_a_price_filter_says_how_many_unpriced_rows_it_leaves_out(fixture_client):
+    # X1 (30,000 USD) and B1 (2,500, derived) pass; X2 has no list price: one left out, linked
+    page = (await fixture_client.get("/-/accelerators?launch_price_usd__lte=40000")).text
+    assert row_slugs(page) == ["acme-x1", "beta-b1"]
+    note = re.search(r'<p class="finder-left-out".*?</p>', page, re.S).group(0)
+    assert "<strong>1</strong> accelerator matching the other filters has no launch list price" in note
+    assert 'href="/-/accelerators?launch_price_usd__isnull=1"' in note
+    unpriced = (await fixture_client.get("/-/accelerators?launch_price_usd__isnull=1")).text
+    assert row_slugs(unpriced) == ["acme-x2"]
+    assert "finder-left-out" not in (await fixture_client.get("/-/accelerators?memory_gb__gte=80")).text
+
+
+async def test_the_finder_form_asks_for_a_class(fixture_client):
+    page = (await fixture_client.get("/-/accelerators?device_class=workstation-gpu")).text
+    assert '<option value="workstation-gpu" selected>workstation-gpu</option>' in page
+    assert row_slugs(page) == ["beta-b1"]

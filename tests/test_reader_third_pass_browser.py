@@ -1,6 +1,8 @@
 """The reader pages as a new reader meets them, in Chromium at 1400 and 390 px: one page load per width
 checks what one friction was about (the spec sheet's noise, the measured section, the price filter...)."""
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -45,3 +47,38 @@ def test_spec_sheet_cites_only_cited_values_with_one_formats_panel_per_group(ser
     panel = page.locator("#section-memory details.cite-formats")
     assert panel.locator(".cite-target strong").text_content() == "Memory bandwidth"
     assert "Memory bandwidth" in panel.locator("button[data-format=markdown]").get_attribute("data-cite")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_measured_section_reads_a_round_a_heading_most_telling_first_in_words(server, page, width):
+    opened(page, server, H200, width)
+    section = page.locator("#section-measured")
+    tables = section.locator("table.measured-results")
+    rounds = [tables.nth(i).get_attribute("data-round") for i in range(tables.count())]
+    assert len(rounds) == len(set(rounds)) > 1, "one table per round"
+    headings = section.locator("h3").all_inner_texts()
+    assert [f"MLPerf Inference {r}" for r in rounds] == headings[:len(rounds)]
+    first = tables.first.locator("tbody tr").first
+    assert first.get_attribute("data-benchmark") == "llama2-70b", "the highest share of its ceiling leads"
+    text = " ".join(tables.nth(i).inner_text() for i in range(tables.count()))
+    assert not re.search(r"\d of 1\b", text) and "the only result" in text
+    assert "independent-measurement" not in text and "vendor-submitted, audited" in text
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_price_filter_counts_what_it_leaves_out_and_the_form_asks_for_a_class(server, page, width):
+    opened(page, server, "/-/accelerators", width)
+    page.get_by_label("Class").select_option("datacenter-gpu")
+    page.get_by_label("Memory at least").fill("48 GB")
+    page.get_by_label("Bandwidth at least").fill("1500 GB/s")
+    page.get_by_label("List price at most").fill("10000")
+    page.get_by_role("button", name="Find accelerators").click()
+    page.wait_for_load_state("networkidle")
+    note = page.locator(".finder-left-out")
+    assert note.is_visible() and re.search(r"^\d[\d,]* accelerators? matching the other filters", note.inner_text())
+    classes = set(page.locator("tbody td.col-device_class").all_text_contents())
+    assert classes <= {"datacenter-gpu"}
+    note.get_by_role("link").click()
+    page.wait_for_load_state("networkidle")
+    prices = set(page.locator("tbody td.col-launch_price_usd").all_inner_texts())
+    assert prices == {"no list price found"}, "the rows left out, each saying why it has no price"
