@@ -284,6 +284,9 @@ def answer(datasette, form, asked, rows, context):
     for row in rows:
         row.update(split=memory_split(row), href=datasette.urls.row(DATABASE, "accelerators", row["accelerator"]))
     kept = [row for row in rows if form.keeps(row)]
+    names = {f"format:{f['slug']}": f["name"].split(" (")[0] for f in context["formats"]}
+    names.update({f"checkpoint:{c['slug']}": c["name"] for c in context["model_checkpoints"]})
+    context.update(weights_name=names[form.weights], kv_name=names[f"format:{asked.kv_format}"])
     context.update(rows=kept if form.all else kept[:SHORT_ANSWER], counts=counts(kept), tokens=asked.context,
                    show_all=form.permalink(datasette.urls.path(PATH), all="1") + "#answer"
                    if len(kept) > SHORT_ANSWER and not form.all else None)
