@@ -22,7 +22,7 @@ from etl.build import (
 )
 from etl.crosscheck import crosscheck, format_crosscheck
 from etl.problems import DataError, printable, report_lines
-from etl.release_diff import format_diff, release_diff
+from etl.release_diff import NotARelease, format_diff, release_diff
 from etl.report import coverage, format_measured, format_prices, format_report, measured_coverage, price_coverage
 from serving.metadata import DATABASE_FILE
 from serving.paths import DEFAULT_DATA, DEFAULT_DB, ROOT
@@ -263,4 +263,7 @@ def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via,
 @click.argument("new_db", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 def diff(old_db, new_db):
     """Values added, changed and removed from OLD_DB's data release to NEW_DB's."""
-    click.echo(format_diff(release_diff(old_db, new_db)), nl=False)
+    try:
+        click.echo(format_diff(release_diff(old_db, new_db)), nl=False)
+    except NotARelease as error:
+        raise click.ClickException(str(error)) from None
