@@ -178,11 +178,12 @@ class Generator:
         """A launch list price (the accelerator's launch_price_usd is derived from it), then street prices."""
         launch = (f"  - slug: {slug}-launch\n    accelerator: {slug}\n    kind: launch-list\n"
                   f"    amount: {self.rng.randrange(500, 40000, 100)}\n    currency: USD\n"
-                  f"    observed: {date(self.rng, 2023)}\n    source: {self.source()}\n")
+                  f"    observed: {date(self.rng, 2023)}\n    date_basis: stated\n    source: {self.source()}\n")
         return "\nprices:\n" + launch + "".join(
             f"  - slug: {slug}-street-{i}\n    accelerator: {slug}\n    kind: street\n"
             f"    amount: {round(self.rng.uniform(300, 45000), 2)}\n    currency: {self.rng.choice(('USD', 'EUR'))}\n"
-            f"    observed: {date(self.rng, 2023)}\n    region: {self.rng.choice(('US', 'EU', 'FR'))}\n"
+            f"    observed: {date(self.rng, 2023)}\n    date_basis: stated\n"
+            f"    region: {self.rng.choice(('US', 'EU', 'FR'))}\n"
             f"    source: {self.source()}\n" for i in range(PRICES_PER_ACCELERATOR))
 
     def write_accelerators(self):
@@ -204,7 +205,7 @@ class Generator:
                             f"    vat_included: {rng.choice(('true', 'false'))}\n"
                             f"    billing: {rng.choice(('per-second', 'per-minute', 'per-hour'))}\n"
                             f"    region: region-{rng.randint(1, 12)}\n    country: {rng.choice(('FR', 'DE', 'US', 'NL'))}\n"
-                            f"    observed: {date(rng, 2025)}\n    source: {self.source()}\n")
+                            f"    observed: {date(rng, 2025)}\n    date_basis: observed\n    source: {self.source()}\n")
             if body:  # with few records, the last providers have no offer
                 self.write(f"specs/cloud_offers/{provider}.yml", "cloud_offers:\n" + "\n".join(body))
 

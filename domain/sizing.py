@@ -728,7 +728,11 @@ def largest_batch(arch: Architecture, checkpoint: Checkpoint, layout: Layout, de
     per_sequence = size(arch, checkpoint, layout, device, workload).kv_per_sequence
     if free < 0:
         return 0
-    most = math.floor(free / per_sequence) if per_sequence else 0
+    most = free / per_sequence if per_sequence else 0
+    if not math.isfinite(most):  # memory near the float's limit, or a cache of a vanishing size per value
+        raise ValueError(f"no count of sequences: {free:g} bytes free over {per_sequence:g} bytes per sequence "
+                         "(check the memory and the KV cache's bits)")
+    most = math.floor(most)
     return min(most, workload.max_seqs) if workload.max_seqs else most  # the runtime runs no more than its limit
 
 

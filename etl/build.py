@@ -41,7 +41,7 @@ from .consistency import unread_file
 from .load import StagingDatabase
 from .problems import DataError, Problem
 from .read import display_path, read_bytes, scan_data
-from .release_diff import changes_path, format_diff, release_diff
+from .release_diff import NotARelease, changes_path, format_diff, release_diff
 from .transform import cross_file_columns, file_tables
 from .validate import CrossCheck, file_keys, validate_records
 
@@ -272,7 +272,7 @@ def staged_changes(output, new_db) -> Path | None:
         return None
     try:
         diff = release_diff(output, new_db)
-    except sqlite3.Error:  # not a database: nothing to compare with
+    except (sqlite3.Error, NotARelease):  # not a release: nothing to compare with
         return None
     if diff.old_release == diff.new_release:
         return None

@@ -9,7 +9,9 @@ next to the database whenever the data release changes (`changes_path`), so
 every release carries its changes since the one it replaced.
 """
 
+import re
 import sqlite3
+import stat
 from contextlib import closing
 from pathlib import Path
 from typing import NamedTuple
@@ -67,12 +69,65 @@ class ReleaseDiff(NamedTuple):
     changes: list[Change]
 
 
-def release_diff(old_db, new_db) -> ReleaseDiff:
-    """Every value that differs between the databases at `old_db` and `new_db` (opened read-only)."""
-    def connect(path):
-        return closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True))
+class NotARelease(Exception):
+    """A file given as a release that is not one a build wrote: named, with why."""
 
-    with connect(old_db) as old, connect(new_db) as new:
+    def __init__(self, path, why):
+        super().__init__(f"{path}: {why}: not a computekb release (a database `computekb build` wrote)")
+
+
+RELEASE_NAME = re.compile(r"[0-9a-f]{12}")
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def file_problem(path: Path) -> str | None:
+    """Why the file at `path` cannot hold a database: missing, not a regular file, empty, not SQLite."""
+    if not path.exists():
+        return "no such file"
+    if not stat.S_ISREG(path.stat().st_mode):
+        return "not a regular file"
+    with path.open("rb") as file:
+        header = file.read(len(SQLITE_HEADER))
+    if not header:
+        return "an empty file"
+    return None if header == SQLITE_HEADER else "not an SQLite database"
+
+
+# Tables every release has had; a table added later is read as empty in an older release.
+CORE_TABLES = ("release", "accelerators", "sources", "citations")
+
+
+def release_problem(conn) -> str | None:
+    """Why an SQLite database is not a release: damaged, without the tables every release has, or
+    without a data release named in its release table."""
+    try:
+        if (check := conn.execute("PRAGMA quick_check").fetchone()[0]) != "ok":
+            return f"a damaged database ({check})"
+        present = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if missing := [name for name in CORE_TABLES if name not in present]:
+            return f"no table {', '.join(missing)}"
+        release = release_of(conn)
+    except sqlite3.DatabaseError as error:
+        return f"a damaged database ({error})"
+    return None if isinstance(release, str) and RELEASE_NAME.fullmatch(release) else "no data release named in it"
+
+
+def opened_release(path):
+    """A read-only connection to the release at `path`, or NotARelease."""
+    path = Path(path)
+    if why := file_problem(path):
+        raise NotARelease(path, why)
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    if why := release_problem(conn):
+        conn.close()
+        raise NotARelease(path, why)
+    return closing(conn)
+
+
+def release_diff(old_db, new_db) -> ReleaseDiff:
+    """Every value that differs between the releases at `old_db` and `new_db` (opened read-only);
+    NotARelease for a file that is not one."""
+    with opened_release(old_db) as old, opened_release(new_db) as new:
         changes = [change for table in TABLES + GENERATED if any(f.name == "slug" for f in table.columns)
                    for change in table_changes(table.name, read_rows(old, table.name), read_rows(new, table.name))]
         return ReleaseDiff(release_of(old), release_of(new), changes)

@@ -26,6 +26,8 @@ import weakref
 
 from datasette import hookimpl
 
+from serving.sql_functions import quiet_callbacks, reported
+
 LIMITS = {
     # A string or blob (so any one value a step builds), and a row that is sorted or stored: five times the
     # longest text a data file may hold (20,000 characters of up to 4 bytes), far below SQLite's billion.
@@ -41,7 +43,7 @@ LIMITS = {
     # Parsing and planning costs, bounded far above any real query.
     sqlite3.SQLITE_LIMIT_EXPR_DEPTH: 100,
     sqlite3.SQLITE_LIMIT_COMPOUND_SELECT: 50,
-    sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER: 100,
+    sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER: 100,  # on the server, a page's worth more: variables_limit
     # No helper threads for sorting: a query uses the one SQL thread it runs on.
     sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,
 }
@@ -152,12 +154,20 @@ LINEAR = {("instr", 2): linear_instr, ("replace", 3): linear_replace,
           **{(side, 2): linear_trim(side) for side in ("trim", "ltrim", "rtrim")}}
 
 
+def variables_limit(datasette) -> int:
+    """Bound variables of one statement: a page's labels of a foreign key are looked up with one variable
+    per distinct value shown (`?_size=max`: up to max_returned_rows), and filters add a few."""
+    return datasette.setting("max_returned_rows") + LIMITS[sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER]
+
+
 @hookimpl
-def prepare_connection(conn):
+def prepare_connection(conn, datasette):
     apply_limits(conn)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, variables_limit(datasette))
+    quiet_callbacks()
     for name in ("printf", "format"):
-        conn.create_function(name, -1, bounded_printf, deterministic=True)
+        conn.create_function(name, -1, reported(bounded_printf, name), deterministic=True)
     for (name, arguments), function in LINEAR.items():
-        conn.create_function(name, arguments, function, deterministic=True)
+        conn.create_function(name, arguments, reported(function, name), deterministic=True)
     # Datasette sets sqlite3.Row just before this hook; the same rows, counted.
     conn.row_factory = bounded_row

@@ -17,6 +17,7 @@ works without JavaScript.
 
 import math
 from dataclasses import asdict, dataclass, fields
+from typing import NamedTuple
 from urllib.parse import urlencode
 
 from datasette import hookimpl
@@ -123,9 +124,17 @@ class Form:
             (self.accelerator, "accelerator"), (self.vendor, "vendor"), (self.device_class, "device_class")))
 
 
-def labelled(problem: ParameterError) -> str:
+class Problem(NamedTuple):
+    """A problem of the form as the page shows it: the field named as labelled, and the closest choices."""
+
+    field: str   # the form's field
+    text: str
+    near: tuple[tuple[str, str], ...]  # (value, name) of each close choice, best first
+
+
+def labelled(problem: ParameterError) -> Problem:
     """A parameter's problem with the field named as the page labels it ("tp" never reaches a reader)."""
-    return f"{LABELS.get(problem.name, problem.name)} {problem.problem}"
+    return Problem(problem.name, f"{LABELS.get(problem.name, problem.name)} {problem.problem}", problem.near)
 
 
 # Figures as a reader reads them: no more digits than the sources give
@@ -284,6 +293,9 @@ def answer(datasette, form, asked, rows, context):
     for row in rows:
         row.update(split=memory_split(row), href=datasette.urls.row(DATABASE, "accelerators", row["accelerator"]))
     kept = [row for row in rows if form.keeps(row)]
+    names = {f"format:{f['slug']}": f["name"].split(" (")[0] for f in context["formats"]}
+    names.update({f"checkpoint:{c['slug']}": c["name"] for c in context["model_checkpoints"]})
+    context.update(weights_name=names[form.weights], kv_name=names[f"format:{asked.kv_format}"])
     context.update(rows=kept if form.all else kept[:SHORT_ANSWER], counts=counts(kept), tokens=asked.context,
                    show_all=form.permalink(datasette.urls.path(PATH), all="1") + "#answer"
                    if len(kept) > SHORT_ANSWER and not form.all else None)

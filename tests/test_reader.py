@@ -428,6 +428,15 @@ async def test_errors_name_the_field_as_labelled_with_its_limits(client, query, 
     assert "tp" not in re.search(r'role="alert">(.*?)</div>', response.text, re.S).group(1).split()
 
 
+async def test_the_runtimes_sequence_limit_is_asked_checked_and_passed_on(client):
+    refused = await client.get(f"{FITS}&context=32k&max_num_seqs=0")
+    assert refused.status_code == 400
+    assert "Sequences at once (max_num_seqs) must be a whole number from 1 to 999,999,999, got &#39;0&#39;" in refused.text
+    page = (await client.get(f"{FITS}&context=32k&max_num_seqs=16")).text
+    query = re.search(r'href="(/computekb/what-fits\?[^"]*)"', page).group(1)
+    assert 'name="max_num_seqs" value="16"' in page and "max_num_seqs=16" in query
+
+
 async def test_a_short_answer_first_with_every_row_a_click_away(client):
     short = (await client.get(f"{FITS}&context=32k")).text
     assert short.index('id="answer"') < short.index('id="question"'), "the answer before the form"

@@ -4,6 +4,8 @@ from those edits."""
 
 import re
 import shutil
+import sqlite3
+from contextlib import closing
 
 import pytest
 from click.testing import CliRunner
@@ -124,3 +126,54 @@ def test_a_full_disk_while_listing_the_changes_leaves_release_and_list_as_they_w
         build_database(new, db, cache=False)
     assert (db.read_bytes(), changes_path(db).read_bytes()) == (database, listed)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["computekb.changes.txt", "computekb.db"]
+
+
+def another_schema(path):
+    """An SQLite database with an accelerators table, but none of a release's others."""
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("create table accelerators (slug text)")
+        conn.commit()
+
+
+def no_release_named(path):
+    """The tables every release has, and a release table naming no 12-hex-digit release."""
+    with closing(sqlite3.connect(path)) as conn:
+        for table in ("accelerators", "sources", "citations"):
+            conn.execute(f"create table {table} (slug text)")
+        conn.execute("create table release (data_release text)")
+        conn.execute("insert into release values ('$(touch x)')")
+        conn.commit()
+
+
+def damaged(path, release):
+    """The release with 4 KB of its middle overwritten."""
+    data = release.read_bytes()
+    middle = len(data) // 2
+    path.write_bytes(data[:middle] + b"\xff" * 4096 + data[middle + 4096:])
+
+
+@pytest.mark.parametrize(("make", "why"), [
+    (lambda path, release: path.write_text("old.db\n", encoding="utf-8"), "not an SQLite database"),
+    (lambda path, release: path.write_bytes(b""), "an empty file"),
+    (lambda path, release: path.write_bytes(release.read_bytes()[:8192]), "a damaged database"),
+    (damaged, "a damaged database"),
+    (lambda path, release: another_schema(path), "no table release, sources, citations"),
+    (lambda path, release: no_release_named(path), "no data release named in it"),
+])
+def test_diff_refuses_a_file_that_is_not_a_release_naming_it(data_pair, tmp_path, make, why):
+    release = tmp_path / "release.db"
+    build_database(data_pair[0], release, cache=False)
+    given = tmp_path / "given.db"
+    make(given, release)
+    for arguments in ([given, release], [release, given]):
+        result = CliRunner().invoke(cli, ["diff", *map(str, arguments)])
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+        assert result.output.startswith(f"Error: {given}: {why}"), result.output
+        assert result.output.endswith(": not a computekb release (a database `computekb build` wrote)\n")
+        assert "Traceback" not in result.output and "Changes from" not in result.output
+
+
+def test_diff_refuses_a_device():
+    result = CliRunner().invoke(cli, ["diff", "/dev/null", "/dev/null"])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: /dev/null: not a regular file: not a computekb release")
