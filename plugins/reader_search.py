@@ -14,8 +14,8 @@ query. The canned query, with its SQL, stays one link away.
 
 import re
 import unicodedata
-import urllib.parse
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from datasette import hookimpl
 from datasette.utils.asgi import Response
@@ -117,6 +117,10 @@ VOCABULARY_SQL = """select name from accelerators union select family from accel
   union select architecture_family from accelerators union select name from models
   union select slug from number_formats union select label_en from topics union select label_fr from topics
   limit 5000"""
+# An architecture family the query names, whole: its every product line is one finder link away, however many
+# the named list above shows (Blackwell has more rows than it lists).
+ARCHITECTURE_SQL = """select architecture_family as name, count(*) as rows from accelerators
+  where architecture_family = :query collate nocase group by architecture_family"""
 CHOICES_SQL = {
     "language": "select distinct language as value, language as label from articles order by 1",
     "site": "select slug as value, coalesce(name, slug) as label from sites order by 2",
@@ -234,7 +238,7 @@ async def native_accelerators(datasette, db, query_words):
         if word in NATIVE_FORMATS:
             label, condition, filters = NATIVE_FORMATS[word]
             rows = (await db.execute(NATIVE_SQL.format(condition=condition), {"limit": NAMED_LIMIT})).rows
-            href = datasette.urls.table(DATABASE, "accelerators") + "?" + urllib.parse.urlencode(filters)
+            href = datasette.urls.table(DATABASE, "accelerators") + "?" + urlencode(filters)
             return Native(label, named(datasette, "accelerators", rows), rows[0]["total"] if rows else 0, href)
     return None
 
@@ -242,7 +246,7 @@ async def native_accelerators(datasette, db, query_words):
 async def did_you_mean(db, query):
     """Names close to a query that found nothing (the 404 page's matcher), as searches to run."""
     vocabulary = sorted({fold(r[0]) for r in (await db.execute(VOCABULARY_SQL)).rows if r[0]})
-    return [(name, urllib.parse.urlencode({"q": name})) for name in closest(fold(query), vocabulary)]
+    return [(name, urlencode({"q": name})) for name in closest(fold(query), vocabulary)]
 
 
 async def search(request, datasette):
@@ -268,13 +272,18 @@ async def search(request, datasette):
         # the best match of each side, when both sides name one each
         if sides and all(per_side) and per_side[0][0]["slug"] != per_side[1][0]["slug"]:
             picked = [rows[0] for rows in per_side]
-            ids = urllib.parse.urlencode({"ids": ",".join(row["slug"] for row in picked)}, safe=",")
+            ids = urlencode({"ids": ",".join(row["slug"] for row in picked)}, safe=",")
             compare = {"labels": [row["label"] for row in picked], "href": datasette.urls.path(f"/-/compare?{ids}")}
         names = {"expression": prefix_expression(searched), "limit": NAMED_LIMIT}
         found["models"] = named(datasette, "models", (await db.execute(NAMED_SQL["models"], names)).rows)
         terms = matching_terms((await db.execute(TERMS_SQL)).rows, words(searched))[:NAMED_LIMIT]
         found["terms"] = [Named(datasette.urls.row(DATABASE, row["tbl"], row["slug"]), row["label"], row["detail"])
                           for row in terms]
+        family = (await db.execute(ARCHITECTURE_SQL, {"query": query})).first()
+        if family:
+            link = datasette.urls.path("/-/accelerators?" + urlencode({"architecture_family": family["name"],
+                                                                        "_systems": "include"}))
+            found["architecture"] = Named(link, f"All {family['rows']} {family['name']} accelerators in the finder", "")
         native = await native_accelerators(datasette, db, words(query))
         if not results and not any(found.values()):
             suggestions = await did_you_mean(db, query)

@@ -1,5 +1,8 @@
 """Ranked, highlighted, accent-insensitive search over the articles."""
 
+import html
+import re
+
 import pytest
 
 from plugins import reader_search
@@ -109,3 +112,14 @@ def test_a_versus_query_names_two_sides(query, expected):
 async def test_a_query_that_finds_nothing_offers_close_names(fixture_client):
     html = (await fixture_client.get("/-/search?q=acme+onne")).text
     assert 'class="did-you-mean"' in html and '?q=acme+one">acme one</a>' in html
+
+
+async def test_an_architecture_named_in_full_leads_to_all_its_accelerators(client):
+    page = (await client.get("/-/search?q=blackwell")).text
+    link = re.search(r'<p class="architecture-link"><a href="([^"]+)">All (\d+) Blackwell accelerators', page)
+    assert link, "the named list shows twelve; the finder link shows every product line"
+    assert html.unescape(link[1]) == "/-/accelerators?architecture_family=Blackwell&_systems=include"
+    finder = (await client.get(html.unescape(link[1]))).text
+    for slug in ("nvidia-rtx-5090", "nvidia-gb10", "nvidia-jetson-agx-thor", "nvidia-b200", "nvidia-gb200-nvl72"):
+        assert f'href="/computekb/accelerators/{slug}"' in finder, slug
+    assert len(set(re.findall(r'data-slug="([a-z0-9-]+)"', finder))) == int(link[2])
