@@ -24,7 +24,16 @@ from etl.crosscheck import crosscheck, format_crosscheck
 from etl.problems import DataError, printable, report_lines
 from etl.read import scan_data
 from etl.release_diff import NotARelease, format_diff, release_diff
-from etl.report import coverage, format_measured, format_prices, format_report, measured_coverage, price_coverage
+from etl.report import (
+    coverage,
+    format_evidence,
+    format_measured,
+    format_prices,
+    format_report,
+    measured_coverage,
+    price_coverage,
+    unwitnessed_quotes,
+)
 from serving.metadata import DATABASE_FILE
 from serving.paths import DEFAULT_DATA, DEFAULT_DB, ROOT
 from serving.site import DEFAULT_SITE_URL, checked_site_url
@@ -198,7 +207,7 @@ def report(db_path, cross, data_dir):
     with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
         lines = (format_crosscheck(crosscheck(conn, data_dir)) if cross
                  else format_report(coverage(conn)) + format_prices(price_coverage(conn))
-                 + format_measured(measured_coverage(conn)))
+                 + format_measured(measured_coverage(conn)) + format_evidence(unwitnessed_quotes(conn)))
     for line in lines:
         click.echo(line)
 

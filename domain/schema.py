@@ -32,6 +32,9 @@ CITATION_KINDS = ("vendor-spec", "third-party", "derived", "measured", "article-
 TIERS = ("vendor-primary", "vendor-secondary", "vendor-quoted", "independent-measurement", "third-party",
          "reference-dataset", "aggregator")
 UNCITABLE_TIERS = ("aggregator",)
+# How the pages name each tier: its slug, but the two whose slug says less than their rule.
+TIER_LABELS = {**{tier: tier for tier in TIERS}, "vendor-quoted": "vendor figure, quoted",
+               "reference-dataset": "reference dataset"}
 DEVICE_CLASSES = ("datacenter-gpu", "workstation-gpu", "consumer-gpu",
                   "unified-memory-system", "edge-module", "tpu-asic", "ai-asic", "npu", "dpu")
 # What one row (or one cited value) counts: one GPU/accelerator as sold, a chip
@@ -455,7 +458,8 @@ TABLES = (
         Field("strongest_tier", "enum", "Most authoritative tier among the sources of the row's values, throughput "
               "and format claims.", choices=TIERS),
         Field("weakest_tier", "enum", "Least authoritative tier among the sources of the row's values, throughput "
-              "and format claims.", choices=TIERS),
+              "and format claims: the finder's tier filter.", choices=TIERS, facet=True,
+              label="Weakest source tier"),
     )),
     Table("number_formats", "Number formats: element bits, block size, scale format and effective bits per value.", (
         slug(), Field("name", "text", "Name.", required=True),

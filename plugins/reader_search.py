@@ -15,6 +15,7 @@ query. The canned query, with its SQL, stays one link away.
 import re
 import unicodedata
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from datasette import hookimpl
 from datasette.utils.asgi import Response
@@ -88,6 +89,10 @@ TERMS_SQL = """select 'topics' as tbl, slug, label_en || coalesce(' / ' || nulli
   union all
   select 'number_formats', slug, name, coalesce(family, '') || ' ' || kind from number_formats
   limit 2000"""
+# An architecture family the query names, whole: its every product line is one finder link away, however many
+# the named list above shows (Blackwell has more rows than it lists).
+ARCHITECTURE_SQL = """select architecture_family as name, count(*) as rows from accelerators
+  where architecture_family = :query collate nocase group by architecture_family"""
 CHOICES_SQL = {
     "language": "select distinct language as value, language as label from articles order by 1",
     "site": "select slug as value, coalesce(name, slug) as label from sites order by 2",
@@ -192,6 +197,11 @@ async def search(request, datasette):
         terms = matching_terms((await db.execute(TERMS_SQL)).rows, words(query))[:NAMED_LIMIT]
         found["terms"] = [Named(datasette.urls.row(DATABASE, row["tbl"], row["slug"]), row["label"], row["detail"])
                           for row in terms]
+        family = (await db.execute(ARCHITECTURE_SQL, {"query": query})).first()
+        if family:
+            link = datasette.urls.path("/-/accelerators?" + urlencode({"architecture_family": family["name"],
+                                                                        "_systems": "include"}))
+            found["architecture"] = Named(link, f"All {family['rows']} {family['name']} accelerators in the finder", "")
     context = {"search_q": query, "chosen": chosen, "choices": choices, "results": results, "limit": LIMIT,
                "found": found, "error": error,
                "canned": f"{datasette.urls.database(DATABASE)}/search-articles", "expression": expression}

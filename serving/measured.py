@@ -4,7 +4,7 @@ The spec sheet's *Measured* section (plugins/measured.py) and the compare
 page's measured rows (plugins/compare.py) read here: for each accelerator, its
 MLPerf results (closed division, per accelerator), best and median per
 benchmark, accuracy target and scenario of the latest round that has them, the best's result ID linking to MLCommons' results and
-its citation, and the share of the memory-bound ceiling where one is
+its citation, and the share of the roofline (the calculator's ceiling) where one is
 computable; then the achieved bandwidth and matmul rates with their
 percentage of the datasheet peak (the `achieved_vs_peak` view).
 """
@@ -26,6 +26,15 @@ RESULTS_SQL = f"""
     left join citations c on c.table_name = '{RESULTS_TABLE}' and c.row_slug = b.slug and c.field = 'result'
     where b.division = 'closed' and b.result_per_accelerator is not null and b.accelerator in ({{picked}})
     order by b.benchmark, b.accuracy_target, b.scenario, b.result_per_accelerator desc, b.slug"""
+# Results submitted with power: the whole system's average wall power over the run and the result per joule.
+ENERGY_SQL = f"""
+    select b.slug, b.round, {ROUND_ORDER} as round_number, b.result_id, b.benchmark, b.accuracy_target, b.scenario,
+           b.units, b.result, b.power_w, b.result_per_joule, b.total_accelerators, b.submitter, b.system,
+           b.details_url, c.slug as citation
+    from {RESULTS_TABLE} b
+    left join citations c on c.table_name = '{RESULTS_TABLE}' and c.row_slug = b.slug and c.field = 'power_w'
+    where b.division = 'closed' and b.result_per_joule is not null and b.accelerator = :accelerator
+    order by b.units != '{TOKENS}', b.benchmark, b.accuracy_target, b.scenario, round_number desc, b.slug"""
 ACHIEVED_SQL = """
     select v.*, c.slug as citation, c.tier
     from achieved_vs_peak v
@@ -71,10 +80,7 @@ class ResultRow:
     @property
     def share_shown(self) -> str | None:
         """The best's share of the roofline as a percentage: one decimal below 10% (0.4%, not 0%)."""
-        share = self.best["roofline_share"]
-        if share is None:
-            return None
-        return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
+        return share_text(self.best["roofline_share"])
 
 
     @property
@@ -114,6 +120,43 @@ def by_round(rows: list) -> list:
         rounds.setdefault((row.best["round_number"], row.key.round), []).append(row)
     ordered = sorted(rounds.items(), key=lambda item: (min(map(relevance, item[1])), -item[0][0]))
     return [Round(name, sorted(members, key=relevance)) for (_, name), members in ordered]
+
+
+def share_text(share: float | None) -> str | None:
+    """A share of the roofline as a percentage: one decimal below 10% (0.4%, not 0%)."""
+    if share is None:
+        return None
+    return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
+
+
+@dataclass
+class EnergyRow:
+    """One result submitted with power: whole-system wall power and the result per joule of it."""
+
+    row: dict
+
+    @property
+    def per_joule_unit(self) -> str:
+        """"tokens per joule" from Tokens/s (the result's unit without its /s)."""
+        return f"{self.row['units'].removesuffix('/s').lower()} per joule"
+
+    @property
+    def watts_shown(self) -> str:
+        return f"{self.row['power_w']:,.0f}"
+
+    @property
+    def watts_per_accelerator_shown(self) -> str | None:
+        accelerators = self.row["total_accelerators"]
+        return f"{self.row['power_w'] / accelerators:,.0f}" if accelerators else None
+
+    @property
+    def per_joule_shown(self) -> str:
+        return shown(self.row["result_per_joule"])
+
+
+async def read_energy(db, slug) -> list[EnergyRow]:
+    """The power results of one accelerator, newest round first in each benchmark and scenario."""
+    return [EnergyRow(dict(r)) for r in (await db.execute(ENERGY_SQL, {"accelerator": slug})).rows]
 
 
 def shown(value: float) -> str:

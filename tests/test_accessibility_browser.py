@@ -10,6 +10,7 @@ PAGES = {
     "home": "/",
     "finder": "/-/accelerators?memory_gb__gte=80",
     "spec-sheet": "/computekb/accelerators/nvidia-h100-sxm",
+    "model": "/computekb/models/gpt-oss-120b",
     "compare": "/-/compare?ids=nvidia-h100-sxm,nvidia-h200-sxm,amd-mi300x",
     "what-fits": "/-/what-fits?model=llama-3-1-70b",
     "what-fits-answer": "/-/what-fits?model=llama-3-1-70b&weights=format%3Afp8&kv_format=fp8&context=32k",

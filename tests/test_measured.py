@@ -219,6 +219,7 @@ def test_every_value_cites_the_summary_as_a_measurement(db):
     assert [tuple(c) for c in cited] == [
         ("accelerators_per_node", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
         ("nodes", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
+        ("power_w", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
         ("result", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
         ("total_accelerators", "derived", "independent-measurement", "mlperf-inference-v1-0-summary"),
     ]
@@ -287,6 +288,12 @@ async def test_spec_sheet_measured_section(fixture_client):
     assert 'href="/computekb/citations/benchmark-results-mlperf-1-0-0001-tiny-dense-99-offline-result"' in offline
     assert ('href="https://github.com/mlcommons/inference_results_v1.0/tree/main/closed/Acme/results/Sys1" '
             'rel="noopener">v1.0-0001</a>') in offline
+    # the power result: 2,400 W for the system of 8, 300 W each; 960,000 tokens/s ÷ 2,400 W = 400 tokens per joule
+    energy = section[section.index('class="measured-energy'):section.index('class="achieved-rates')]
+    assert ('href="/computekb/citations/benchmark-results-mlperf-1-0-0001-tiny-dense-99-offline-power-w"'
+            in energy and ">2,400</a> <small>W</small>" in energy)
+    assert "300 <small>W of system power</small>" in energy and "400 <small>tokens per joule</small>" in energy
+    assert energy.count("<tr data-benchmark") == 1
     rates = section[section.index('class="achieved-rates'):]
     assert re.search(r'data-measure="memory-bandwidth".*?>4,200</a>.*?87\.5%', rates, re.S)
     assert "no dense figure stored" in rates
@@ -300,6 +307,15 @@ async def test_compare_measured_rows_like_with_like(fixture_client):
     assert ">120,000</a>" in section and ">300</a>" in section
     alone = (await fixture_client.get("/-/compare?ids=acme-x1,acme-x2")).text
     assert "No benchmark or achieved rate has figures for two of these accelerators." in alone
+
+
+async def test_energy_per_accelerator_query(fixture_client):
+    rows = (await fixture_client.get("/computekb/energy-per-accelerator.json?benchmark=tiny-dense&_shape=array")).json()
+    # the one power result: 2,400 W for 8 accelerators (300 W each), 960,000 tokens/s over it: 400 tokens per joule
+    assert [(r["accelerator"], r["system_watts"], r["watts_per_accelerator"], r["result_per_joule"]) for r in rows] == [
+        ("acme-x1", 2400.0, 300.0, 400.0)]
+    refused = await fixture_client.get("/computekb/energy-per-accelerator?benchmark=nope")
+    assert refused.status_code == 400
 
 
 async def test_measured_queries_answer_and_refuse_bad_parameters(fixture_client):

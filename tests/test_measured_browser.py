@@ -31,6 +31,11 @@ def test_spec_sheet_measured_section(server, sized, width):  # noqa: F811
     assert "%" in row.locator("td").last.inner_text()
     rates = section.locator("table.achieved-rates tr[data-measure='memory-bandwidth']")
     assert rates.count() == 3 and "%" in rates.first.inner_text()
+    # NVIDIA's 8 × H200 MaxQ system, Llama 2 70B Offline in v4.1: 6,153 W, 769 W each, 4.11 tokens per joule
+    energy = section.locator('table.measured-energy tr[data-benchmark="llama2-70b"][data-scenario="Offline"]').first
+    assert energy.is_visible()
+    assert "6,153" in energy.inner_text() and "769" in energy.inner_text() and "4.11" in energy.inner_text()
+    assert energy.locator("a.citation-link").get_attribute("href").endswith("-power-w")
     page.locator("#section-measured a.citation-link").first.click()
     page.wait_for_load_state()
     assert page.title().startswith("Citation: result of benchmark_results mlperf-")

@@ -1,5 +1,8 @@
 """Ranked, highlighted, accent-insensitive search over the articles."""
 
+import html
+import re
+
 import pytest
 
 from plugins import reader_search
@@ -92,3 +95,14 @@ async def test_accents_and_case_give_the_same_articles(fixture_client, q):
 def test_a_snippet_of_a_list_column_reads_as_text(snippet, expected):
     from plugins.reader_search import snippet_text
     assert snippet_text(snippet) == expected
+
+
+async def test_an_architecture_named_in_full_leads_to_all_its_accelerators(client):
+    page = (await client.get("/-/search?q=blackwell")).text
+    link = re.search(r'<p class="architecture-link"><a href="([^"]+)">All (\d+) Blackwell accelerators', page)
+    assert link, "the named list shows twelve; the finder link shows every product line"
+    assert html.unescape(link[1]) == "/-/accelerators?architecture_family=Blackwell&_systems=include"
+    finder = (await client.get(html.unescape(link[1]))).text
+    for slug in ("nvidia-rtx-5090", "nvidia-gb10", "nvidia-jetson-agx-thor", "nvidia-b200", "nvidia-gb200-nvl72"):
+        assert f'href="/computekb/accelerators/{slug}"' in finder, slug
+    assert len(set(re.findall(r'data-slug="([a-z0-9-]+)"', finder))) == int(link[2])
