@@ -22,6 +22,7 @@ from etl.build import (
 )
 from etl.crosscheck import crosscheck, format_crosscheck
 from etl.problems import DataError, printable, report_lines
+from etl.read import scan_data
 from etl.release_diff import NotARelease, format_diff, release_diff
 from etl.report import (
     coverage,
@@ -86,6 +87,8 @@ def build(data_dir, output, quiet, no_cache, allow_shrink=False):
         sys.exit(1)
     if quiet:
         return
+    for path, what in scan_data(data_dir).unread:
+        click.echo(f"Not read by the build: {display_path(path)} ({what})")
     for table, count in sorted(result["tables"].items()):
         click.echo(f"{table:24} {count:>8}")
     click.echo(f"Built {display_path(output)} (data release {result['release']}) in {result['seconds']:.2f}s.")
