@@ -23,8 +23,18 @@ from etl.build import (
 )
 from etl.crosscheck import crosscheck, format_crosscheck
 from etl.problems import DataError, printable, report_lines
+from etl.read import scan_data
 from etl.release_diff import NotARelease, format_diff, release_diff
-from etl.report import coverage, format_measured, format_prices, format_report, measured_coverage, price_coverage
+from etl.report import (
+    coverage,
+    format_evidence,
+    format_measured,
+    format_prices,
+    format_report,
+    measured_coverage,
+    price_coverage,
+    unwitnessed_quotes,
+)
 from serving.metadata import DATABASE_FILE
 from serving.paths import DEFAULT_DATA, DEFAULT_DB, ROOT
 from serving.site import DEFAULT_SITE_URL, checked_site_url
@@ -78,6 +88,8 @@ def build(data_dir, output, quiet, no_cache, allow_shrink=False):
         sys.exit(1)
     if quiet:
         return
+    for path, what in scan_data(data_dir).unread:
+        click.echo(f"Not read by the build: {display_path(path)} ({what})")
     for table, count in sorted(result["tables"].items()):
         click.echo(f"{table:24} {count:>8}")
     click.echo(f"Built {display_path(output)} (data release {result['release']}) in {result['seconds']:.2f}s.")
@@ -196,7 +208,7 @@ def report(db_path, cross, data_dir):
     with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
         lines = (format_crosscheck(crosscheck(conn, data_dir)) if cross
                  else format_report(coverage(conn)) + format_prices(price_coverage(conn))
-                 + format_measured(measured_coverage(conn)))
+                 + format_measured(measured_coverage(conn)) + format_evidence(unwitnessed_quotes(conn)))
     for line in lines:
         click.echo(line)
 

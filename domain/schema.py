@@ -32,6 +32,9 @@ CITATION_KINDS = ("vendor-spec", "third-party", "derived", "measured", "article-
 TIERS = ("vendor-primary", "vendor-secondary", "vendor-quoted", "independent-measurement", "third-party",
          "reference-dataset", "aggregator")
 UNCITABLE_TIERS = ("aggregator",)
+# How the pages name each tier: its slug, but the two whose slug says less than their rule.
+TIER_LABELS = {**{tier: tier for tier in TIERS}, "vendor-quoted": "vendor figure, quoted",
+               "reference-dataset": "reference dataset"}
 DEVICE_CLASSES = ("datacenter-gpu", "workstation-gpu", "consumer-gpu",
                   "unified-memory-system", "edge-module", "tpu-asic", "ai-asic", "npu", "dpu")
 # What one row (or one cited value) counts: one GPU/accelerator as sold, a chip
@@ -85,7 +88,7 @@ MAXIMA = {
     "reading_minutes": 1e3, "per_direction_gbs": 1e7, "bidirectional_gbs": 1e7, "domain_size": 1e6,
     "memory_gb": 1e6, "memory_bandwidth_gbs": 1e8, "addressable_memory_gb": 1e6, "tdp_w": 1e7,
     "interconnect_gbs": 1e8, "launch_price_usd": 1e9, "bits": 64, "exponent_bits": 64, "mantissa_bits": 64,
-    "block_size": 1e6, "effective_bits": 64, "tflops": 1e9, "amount": 1e10, "devices": 1e6, "gpu_count": 1e5,
+    "block_size": 1e6, "effective_bits": 64, "tflops": 1e9, "amount": 1e10, "devices": 1e6, "gpu_count": 1e4,
     "price_per_hour": 1e6, "total_params_b": 1e5, "active_params_b": 1e5, "layers": 1e4, "hidden_size": 1e6,
     "attention_heads": 1e4, "kv_heads": 1e4, "head_dim": 1e5, "intermediate_size": 1e7, "vocab_size": 1e8,
     "experts": 1e5, "experts_per_token": 1e5, "shared_experts": 1e4, "moe_intermediate_size": 1e7,
@@ -101,6 +104,13 @@ MAXIMA = {
     "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9, "max_input_tokens": 1e8, "power_w": 1e8, "energy_mj_per_query": 1e12,
     "average_w": 1e8, "window_s": 1e7, "samples": 1e9,
 }
+
+# The smallest plausible values where a positive number can still be a slip of a unit or an exponent, each
+# far below the data's own smallest (docs/DATA.md, "Plausible values").
+MIN_PRICE_PER_GPU_HOUR = 0.001  # an offer's price over its GPUs; the cheapest in the data: 0.0267 USD (spot)
+MIN_DEVICE_PRICE = 10           # a price's amount per device; the cheapest in the data: 249 USD
+MIN_MEMORY_GB = 1               # a device's memory; the smallest in the data: 8 GB (an edge module)
+ON_CHIP_MEMORY_CLASSES = ("ai-asic", "npu")  # memory on the chip (SRAM): Groq's LPU has 0.23 GB
 
 
 class SheetGroup(NamedTuple):
@@ -449,7 +459,8 @@ TABLES = (
         Field("strongest_tier", "enum", "Most authoritative tier among the sources of the row's values, throughput "
               "and format claims.", choices=TIERS),
         Field("weakest_tier", "enum", "Least authoritative tier among the sources of the row's values, throughput "
-              "and format claims.", choices=TIERS),
+              "and format claims: the finder's tier filter.", choices=TIERS, facet=True,
+              label="Weakest source tier"),
     )),
     Table("number_formats", "Number formats: element bits, block size, scale format and effective bits per value.", (
         slug(), Field("name", "text", "Name.", required=True),
@@ -673,7 +684,8 @@ TABLES = (
         Field("platform", "text", "The submission's system folder (its name in the results repository)."),
         Field("accelerator_name", "text", "Accelerator exactly as the summary writes it (null: the summary names "
               "none, a system without accelerators); mapped to a slug through accelerator_aliases (dataset mlperf)."),
-        Field("accelerators_per_node", "int", "Accelerators per node, as stated.", minimum=0),
+        Field("accelerators_per_node", "int", "Accelerators per node, as stated (null for a system without "
+              "accelerators: no node holds 0).", minimum=1),
         Field("nodes", "int", "Nodes of the system, as stated.", minimum=1),
         Field("total_accelerators", "int", "Accelerators of the whole system, as stated (the v6.0 summary) or "
               "accelerators_per_node × nodes (kind derived).", minimum=0),

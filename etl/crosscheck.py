@@ -52,17 +52,41 @@ MEASURES = (
 assert {m.field for m in MEASURES} | {"release-date"} == set(CROSSCHECK_FIELDS)
 
 # Our side of each number: one SQL expression per accelerator (`a`), dense matrix throughput by precision family.
-DENSE = ("(select max(t.tflops) from throughput t join number_formats f on f.slug = t.precision "
-         "where t.accelerator = a.slug and t.sparsity = 'dense' and t.engine = 'matrix' and t.accumulate = 'fp32' "
-         "and f.family = '{}')")
+# A value cited to the dataset itself is left out: it would agree with the dataset by construction.
+DENSE_ROWS = ("from throughput t join number_formats f on f.slug = t.precision "
+              "where t.accelerator = a.slug and t.sparsity = 'dense' and t.engine = 'matrix' and t.accumulate = 'fp32' "
+              "and f.family = '{family}'")
+CITED_TO_DATASET = (f"exists (select 1 from citations c where c.table_name = '{{table}}' and c.row_slug = {{row}} "
+                    f"and c.field = '{{field}}' and c.tier = '{REFERENCE_TIER}')")
+DENSE = ("(select max(t.tflops) " + DENSE_ROWS + " and not "
+         + CITED_TO_DATASET.format(table="throughput", row="t.slug", field="tflops") + ")")
+
+
+def column(name):
+    """An accelerators column, null where its value is cited to the dataset."""
+    return f"iif({CITED_TO_DATASET.format(table='accelerators', row='a.slug', field=name)}, null, a.{name})"
+
+
+# Per compared field, whether a value of ours is cited to the dataset (and so left out of the comparison).
+LEFT_OUT = {
+    "memory": CITED_TO_DATASET.format(table="accelerators", row="a.slug", field="memory_gb"),
+    "bandwidth": CITED_TO_DATASET.format(table="accelerators", row="a.slug", field="memory_bandwidth_gbs"),
+    "tdp": CITED_TO_DATASET.format(table="accelerators", row="a.slug", field="tdp_w"),
+    **{field: " or ".join("exists (select 1 " + DENSE_ROWS.format(family=family) + " and "
+                          + CITED_TO_DATASET.format(table="throughput", row="t.slug", field="tflops") + ")"
+                          for family in families)
+       for field, families in (("bf16-fp16", ("bf16", "fp16")), ("fp8", ("fp8",)), ("fp4", ("fp4",)))},
+    "price": (f"exists (select 1 from prices p join sources s on s.slug = p.source where p.accelerator = a.slug "
+              f"and p.kind = 'launch-list' and s.tier = '{REFERENCE_TIER}')"),
+}
 OURS = {
-    "memory": "a.memory_gb",
-    "bandwidth": "a.memory_bandwidth_gbs",
-    "tdp": "a.tdp_w",
+    "memory": column("memory_gb"),
+    "bandwidth": column("memory_bandwidth_gbs"),
+    "tdp": column("tdp_w"),
     # Epoch's "Tensor-FP16/BF16": the BF16 figure, else the FP16 one
-    "bf16-fp16": f"coalesce({DENSE.format('bf16')}, {DENSE.format('fp16')})",
-    "fp8": DENSE.format("fp8"),
-    "fp4": DENSE.format("fp4"),
+    "bf16-fp16": f"coalesce({DENSE.format(family='bf16')}, {DENSE.format(family='fp16')})",
+    "fp8": DENSE.format(family="fp8"),
+    "fp4": DENSE.format(family="fp4"),
     # the launch list price of one device in USD (as launch_price_usd), leaving out prices cited to the dataset
     # itself: they would agree with it by construction
     "price": "(select p.per_device_amount from prices p left join sources s on s.slug = p.source "
@@ -84,7 +108,7 @@ class Comparison(NamedTuple):
     field: str
     theirs: object      # number, date text, or None
     ours: object
-    status: str         # agree, explained, unexplained, dataset-only, knowledge-base-only
+    status: str         # agree, explained, unexplained, dataset-only, knowledge-base-only, cited-to-dataset
     wrong: str | None = None  # the side a note says is wrong
 
 
@@ -125,12 +149,20 @@ def dates_agree(theirs: str, ours: Iterable[str]) -> bool:
 
 
 def our_values(conn: sqlite3.Connection, slug: str) -> dict:
+    """Our value of each compared field, and under LEFT the fields whose value is cited to the dataset."""
     columns = ", ".join(f"{sql} as [{field}]" for field, sql in OURS.items())
-    row = conn.execute(f"select {columns}, a.announced, a.available from accelerators a where a.slug = ?",
+    left = ", ".join(f"{sql} as [left {field}]" for field, sql in LEFT_OUT.items())
+    row = conn.execute(f"select {columns}, a.announced, a.available, {left} from accelerators a where a.slug = ?",
                        (slug,)).fetchone()
-    values = dict(zip([*OURS, "announced", "available"], row)) if row else {}
+    names = [*OURS, "announced", "available", *(f"left {field}" for field in LEFT_OUT)]
+    found = dict(zip(names, row)) if row else {}
+    values = {name: found.get(name) for name in [*OURS, "announced", "available"]}
     values["release-date"] = [values.get("announced"), values.get("available")] if row else []
+    values[LEFT] = {field for field in LEFT_OUT if found.get(f"left {field}")}
     return values
+
+
+LEFT = "left out"
 
 
 def agrees(field: str, theirs, ours) -> bool:
@@ -146,7 +178,9 @@ def compare(name: str, slug: str, theirs: dict, ours: dict, notes: dict) -> list
         written = " / ".join(date for date in mine if date) or None if field == "release-date" else mine
         if theirs[field] is None and written is None:
             continue
-        if theirs[field] is None or written is None:
+        if written is None and field in ours.get(LEFT, ()):
+            status = "cited-to-dataset"  # our value is the dataset's own: nothing to compare
+        elif theirs[field] is None or written is None:
             status = "dataset-only" if written is None else "knowledge-base-only"
         elif agrees(field, theirs[field], mine):
             status = "agree"
@@ -180,7 +214,7 @@ def shown(value) -> str:
 def summary(result: CrossCheck) -> dict:
     """Counts of the cross-check: matched accelerators, and comparisons by status."""
     counts = {"matched accelerators": len({c.accelerator for c in result.comparisons})}
-    for status in ("agree", "explained", "unexplained", "dataset-only", "knowledge-base-only"):
+    for status in ("agree", "explained", "unexplained", "dataset-only", "knowledge-base-only", "cited-to-dataset"):
         counts[status] = sum(c.status == status for c in result.comparisons)
     counts["stale notes"] = len(result.stale)
     counts["unmatched names"] = len(result.unmatched)

@@ -111,7 +111,37 @@ def format_report(groups):
     widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
     legend = "tiers: " + ", ".join(f"{abbr} = {tier}" for tier, abbr in TIER_ABBREVIATIONS.items())
     return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
-            for row in [header, *lines]] + [legend]
+            for row in [header, *lines]] + [legend, tier_mix(total)]
+
+
+# The tiers that are the maker's own figure, read directly or through a quote.
+VENDOR_TIERS = ("vendor-primary", "vendor-secondary", "vendor-quoted")
+REFERENCE_TIER = "reference-dataset"
+
+
+def tier_mix(total):
+    """One line: the core values stated, how many rest on a vendor tier and how many on the reference dataset."""
+    counts = {}
+    for by_tier in total.tiers.values():
+        for tier, count in by_tier.items():
+            counts[tier] = counts.get(tier, 0) + count
+    stated = sum(counts.values())
+    vendor = sum(counts.get(tier, 0) for tier in VENDOR_TIERS)
+    reference = counts.get(REFERENCE_TIER, 0)
+    share = (lambda n: f"{n / stated:.0%}") if stated else (lambda n: "-")
+    return (f"core values stated: {stated}; on a vendor tier (vp, vs, vq): {vendor} ({share(vendor)}); "
+            f"on the reference dataset (rd): {reference} ({share(reference)})")
+
+
+def unwitnessed_quotes(conn: sqlite3.Connection) -> list[str]:
+    """The vendor-quoted sources that name no witness (docs/DATA.md, "Evidence rules v3")."""
+    return [slug for (slug,) in conn.execute(
+        "select slug from sources where tier = 'vendor-quoted' and witness is null order by slug")]
+
+
+def format_evidence(unwitnessed: list[str]) -> list[str]:
+    """The evidence section: vendor quotes still without a second witness."""
+    return ["", f"vendor-quoted sources without a witness: {len(unwitnessed)}"] + [f"  {slug}" for slug in unwitnessed]
 
 
 @dataclass(frozen=True)

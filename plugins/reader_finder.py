@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from datasette import hookimpl
 from datasette.utils.asgi import Response
 
-from domain.schema import KIND_LABELS, TABLES_BY_NAME
+from domain.schema import KIND_LABELS, TABLES_BY_NAME, TIER_LABELS
 from serving.labels import FIELDS, FINDER_COLUMNS, FINDER_REQUEST, glossary
 from serving.metadata import DATABASE, describe
 from serving.table_json import EXTRAS, facet_results, row_count
@@ -32,7 +32,9 @@ PATH = "/-/accelerators"
 
 # The table's page facets (domain/schema.py), as on Datasette's table, and the architecture family: the finder
 # finds every product line of an architecture (GeForce RTX 50, GB10 and Jetson Thor under Blackwell).
-OWN_FACETS = ("architecture_family",)
+OWN_FACETS = ("architecture_family", "weakest_tier")
+# Facets of a source tier: their values are shown by the tier's label ("vendor figure, quoted").
+TIER_FACETS = ("weakest_tier",)
 FACETS = tuple((column, FIELDS[column].shown_label)
                for column in TABLES_BY_NAME["accelerators"].page_facets + OWN_FACETS)
 
@@ -155,7 +157,8 @@ def here(datasette, query):
 def facets(datasette, results):
     """The reader's facets, each value a link to this page with that filter toggled."""
     return [Facet(column, title, [
-        {"label": r["label"], "count": r["count"], "selected": r["selected"],
+        {"label": TIER_LABELS.get(r["label"], r["label"]) if column in TIER_FACETS else r["label"],
+         "count": r["count"], "selected": r["selected"],
          "href": here(datasette, urlsplit(r["toggle_url"]).query)}
         for r in results.get(column, {}).get("results", [])]) for column, title in FACETS]
 
@@ -248,6 +251,7 @@ def extra_template_vars(datasette):
 
 @hookimpl
 def prepare_jinja2_environment(env):
-    """The two filters the compact rows need, on the finder and on Datasette's table alike."""
+    """The filters the compact rows and the cited values need, on every page alike."""
     env.filters["short_note"] = short_note
     env.filters["json_list"] = json_list
+    env.filters["tier_label"] = lambda tier: TIER_LABELS.get(tier, tier)

@@ -93,6 +93,7 @@ class Sheet:
     release: str
     note: str | None = None
     first_cited: dict = field(default_factory=dict)  # {section id: its first cited value}, for its formats panel
+    models: list = field(default_factory=list)       # for "what fits on this accelerator"
 
 
 def number(value):
@@ -149,6 +150,7 @@ SQL = {
                   o.slug
                 limit {PEERS}""",
     "release": "select data_release from release",
+    "models": "select slug, name from models order by name",
     # The decode speed of three example models on this accelerator (vLLM, one sequence of 4,096 tokens, KV
     # cache in BF16, the layout proposed): the ceiling and the expected figure (domain/speed.py), from llm_fit.
     "decode": """
@@ -337,6 +339,7 @@ class SheetBuilder:
                        for sid, values in [("identity", identity)] + [(sid, values) for sid, _, values in sections]}
         return Sheet(
             slug=row["slug"], name=row["name"], identity=identity, sections=sections, first_cited=first_cited,
+            models=self.data["models"],
             compute=compute, glance=self.glance(compute), decode=decode_examples(self.data["decode"]),
             formats=self.data["formats"], prices=self.data["prices"],
             offers=self.data["offers"], articles=[article_shown(a) for a in self.data["articles"]],

@@ -80,10 +80,7 @@ class ResultRow:
     @property
     def share_shown(self) -> str | None:
         """The best's share of the roofline as a percentage: one decimal below 10% (0.4%, not 0%)."""
-        share = self.best["roofline_share"]
-        if share is None:
-            return None
-        return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
+        return share_text(self.best["roofline_share"])
 
 
     @property
@@ -123,6 +120,13 @@ def by_round(rows: list) -> list:
         rounds.setdefault((row.best["round_number"], row.key.round), []).append(row)
     ordered = sorted(rounds.items(), key=lambda item: (min(map(relevance, item[1])), -item[0][0]))
     return [Round(name, sorted(members, key=relevance)) for (_, name), members in ordered]
+
+
+def share_text(share: float | None) -> str | None:
+    """A share of the roofline as a percentage: one decimal below 10% (0.4%, not 0%)."""
+    if share is None:
+        return None
+    return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
 
 
 @dataclass

@@ -109,7 +109,14 @@ def test_report_command_prints_the_real_database(db_path):
     assert result.exit_code == 0, result.output
     (count,) = sqlite3.connect(db_path).execute("select count(*) from accelerators").fetchone()
     lines = result.output.splitlines()
-    assert lines[lines.index("prices") - 3].split()[:2] == ["all", str(count)]
+    assert lines[lines.index("prices") - 4].split()[:2] == ["all", str(count)]
     priced = sqlite3.connect(db_path).execute("select count(*) from accelerators where launch_price_usd > 0").fetchone()
     assert f"accelerators with a launch price: {priced[0]}" in lines
     assert any(line.startswith("round  rows  mapped") for line in lines)  # the measured section
+
+
+def test_report_gives_the_tier_mix_of_the_core_values(tiny):
+    lines = format_report(coverage(tiny))
+    # memory (vp, tp), bandwidth (tp), power (vs, vp), fp8 (vp): 6 stated, 4 on a vendor tier, none on the dataset
+    assert lines[-1] == ("core values stated: 6; on a vendor tier (vp, vs, vq): 4 (67%); "
+                         "on the reference dataset (rd): 0 (0%)")

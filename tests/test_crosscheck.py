@@ -44,7 +44,8 @@ crosscheck_notes:
      note: Written before the values agreed.}
 """
 
-# A launch price cited to the dataset itself: it agrees with the dataset by construction, so it is not compared.
+# A launch price and a throughput figure cited to the dataset itself: they agree with the dataset by construction,
+# so they are not compared.
 THE_DATASET = """
 sources:
   - {slug: the-dataset, url: https://example.com/ml-hardware, title: The dataset, publisher: Example, kind: benchmark,
@@ -55,6 +56,10 @@ prices:
   - {slug: acme-x2-launch, accelerator: acme-x2, kind: launch-list, amount: 41000, currency: USD,
      observed: 2026-02-01, date_basis: stated, source: the-dataset}
 """
+FIGURE_FROM_THE_DATASET = """
+throughput:
+  - {accelerator: beta-b1, precision: fp16, sparsity: dense, engine: matrix, tflops: 250 TFLOPS, source: the-dataset}
+"""
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +69,8 @@ def checked(tmp_path_factory):
     data = folder / "data"
     shutil.copytree(FIXTURE_DATA, data)
     for path, text in {CSV_PATH: CSV, "aliases/epoch-ai.yml": ALIASES, "crosscheck/epoch-ai.yml": NOTES,
-                       "sources/the-dataset.yml": THE_DATASET, "specs/prices/from-the-dataset.yml": FROM_THE_DATASET}.items():
+                       "sources/the-dataset.yml": THE_DATASET, "specs/prices/from-the-dataset.yml": FROM_THE_DATASET,
+                       "specs/accelerators/beta-from-the-dataset.yml": FIGURE_FROM_THE_DATASET}.items():
         (data / path).parent.mkdir(parents=True, exist_ok=True)
         (data / path).write_text(textwrap.dedent(text))
     build_database(data, folder / "kb.db")
@@ -83,11 +89,11 @@ def test_every_value_of_a_matched_accelerator_is_compared_within_three_percent(c
         Comparison("Acme X2", "acme-x2", "bandwidth", 3350.0, 3350.0, "agree"),
         Comparison("Acme X2", "acme-x2", "tdp", 1300.0, 1200.0, "unexplained"),   # 100 / 1300 = 7.7%
         Comparison("Acme X2", "acme-x2", "fp8", None, 1000.0, "knowledge-base-only"),  # its dense FP8 matrix figure
-        Comparison("Acme X2", "acme-x2", "price", 41000.0, None, "dataset-only"),  # ours cites the dataset
+        Comparison("Acme X2", "acme-x2", "price", 41000.0, None, "cited-to-dataset"),  # ours cites the dataset
         Comparison("Beta B1", "beta-b1", "memory", 24.0, 24.0, "agree"),
         Comparison("Beta B1", "beta-b1", "bandwidth", 900.0, 900.0, "agree"),
         Comparison("Beta B1", "beta-b1", "tdp", None, 350.0, "knowledge-base-only"),
-        Comparison("Beta B1", "beta-b1", "bf16-fp16", 250.0, None, "dataset-only"),
+        Comparison("Beta B1", "beta-b1", "bf16-fp16", 250.0, None, "cited-to-dataset"),  # ours cites the dataset
         Comparison("Beta B1", "beta-b1", "price", None, 2500.0, "knowledge-base-only"),  # a kit of 2 at 5,000 USD
     ]
 
@@ -98,7 +104,7 @@ def test_names_not_matched_are_listed_and_stale_notes_found(checked):
     assert result.none == ["Acme Q1"]
     assert result.stale == [("beta-b1", "memory")]
     assert summary(result) == {"matched accelerators": 3, "agree": 6, "explained": 1, "unexplained": 1,
-                               "dataset-only": 2, "knowledge-base-only": 4, "stale notes": 1,
+                               "dataset-only": 0, "knowledge-base-only": 4, "cited-to-dataset": 2, "stale notes": 1,
                                "unmatched names": 1, "names meaning none": 1}
 
 

@@ -82,3 +82,21 @@ def test_price_filter_counts_what_it_leaves_out_and_the_form_asks_for_a_class(se
     page.wait_for_load_state("networkidle")
     prices = set(page.locator("tbody td.col-launch_price_usd").all_inner_texts())
     assert prices == {"no list price found"}, "the rows left out, each saying why it has no price"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_model_found_by_search_has_a_page_and_both_ways_to_what_fits(server, page, width):
+    opened(page, server, "/-/search?q=llama+3.1+70b", width)
+    page.locator("a[href$='/computekb/models/llama-3-1-70b']").first.click()
+    page.wait_for_load_state("networkidle")
+    assert page.locator("article.model-page h1").inner_text() == "Llama 3.1 70B"
+    params = page.locator(".model-params").inner_text()
+    # 70 billion stated by Meta; 70.5524 billion counted from the config, so 8-bit weights are 70.6 GB
+    assert "70 billion as its maker states" in params and "70.55 billion counted" in params and "70.6 GB" in params
+    assert page.locator(".model-figures div", has_text="Layers").locator("dd").inner_text() == "80"
+    assert "what-fits?model=llama-3-1-70b" in page.get_by_role("link", name="What fits this model").get_attribute("href")
+    opened(page, server, H200, width)
+    page.get_by_label("What fits on this accelerator?").select_option("llama-3-1-70b")
+    page.get_by_role("button", name="Size it").click()
+    page.wait_for_load_state("networkidle")
+    assert "/-/what-fits" in page.url and "accelerator=nvidia-h200-sxm" in page.url and "model=llama-3-1-70b" in page.url

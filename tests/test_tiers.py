@@ -69,7 +69,10 @@ async def test_the_compare_page_shows_the_tier_under_each_cited_value(client, co
 async def test_the_footer_counts_the_cited_values_per_tier(client, conn):
     page = (await client.get("/computekb/accelerators")).text
     line = re.search(r'<span class="provenance">(.*?)</span>', page, re.DOTALL).group(1)
-    shown = re.findall(r"(\d+) ([a-z-]+)", line.split("(")[0])
+    # each tier by its label: the slug, but "vendor figure, quoted" and "reference dataset"
+    labels = {"vendor figure, quoted": "vendor-quoted", "reference dataset": "reference-dataset"}
+    shown = [(n, labels.get(label, label)) for n, label in re.findall(r"(\d+) ([a-z -]+?(?:, quoted)?)(?:, |$)",
+                                                                      line.split("(")[0].strip())]
     counts = conn.execute("SELECT tier, count(*) FROM citations GROUP BY tier").fetchall()
     assert sorted((tier, int(n)) for n, tier in shown) == sorted((tier, n) for tier, n in counts)
     assert [tier for _, tier in shown] == sorted((tier for _, tier in shown), key=rank), "most authoritative first"
@@ -79,7 +82,7 @@ async def test_the_footer_counts_the_cited_values_per_tier(client, conn):
 async def test_the_methodology_page_holds_the_section_the_pages_link_to(client):
     response = await client.get("/-/methodology")
     assert response.status_code == 200
-    for heading in ("One definition per measure", "The unit rule", "The scope rule", "Source tiers",
+    for heading in ("One definition per measure", "The unit rule", "The scope rule", "Source tiers", "Evidence rules v3",
                     "Disagreements between sources"):
         assert heading in response.text
     assert 'id="source-tiers"' in response.text
