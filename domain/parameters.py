@@ -28,9 +28,11 @@ MULTIPLIERS = {"": 1, "k": 1024, "m": 1024 * 1024}
 class ParameterError(ValueError):
     """A parameter the question cannot use: `name` is the parameter, `problem` what is wrong, in words."""
 
-    def __init__(self, name: str, problem: str):
-        super().__init__(f"{name} {problem}")
-        self.name, self.problem = name, problem
+    def __init__(self, name: str, problem: str, near: tuple[tuple[str, str], ...] = ()):
+        """`near`: the closest known (slug, name) pairs to a value that is not known, best first."""
+        offer = f"; did you mean {', '.join(f'{label} ({slug})' for slug, label in near)}?" if near else ""
+        super().__init__(f"{name} {problem}{offer}")
+        self.name, self.problem, self.near = name, problem, near
 
 
 def number(name, value, positive=False):
@@ -133,9 +135,8 @@ def choice(name: str, value: str, known: dict[str, str], plural: str) -> str:
         return value
     if value == "":
         raise ParameterError(name, f"is required: choose one of the {plural}")
-    near = closest(value, list(known))
-    offer = f"; did you mean {', '.join(known[slug] + f' ({slug})' for slug in near)}?" if near else ""
-    raise ParameterError(name, f"{value!r} is not one of the {plural} here{offer}")
+    near = tuple((slug, known[slug]) for slug in closest(value, list(known)))
+    raise ParameterError(name, f"{value!r} is not one of the {plural} here", near)
 
 
 def in_range(name, value, minimum, maximum):

@@ -102,7 +102,7 @@ CHECKS = {
 }
 CHECKS.update({
     name: lambda args, lookup: benchmark_problems(args, lookup)
-    for name in ("measured-vs-roofline", "best-result-per-accelerator")})
+    for name in ("measured-vs-roofline", "best-result-per-accelerator", "energy-per-accelerator")})
 ALWAYS_CHECKED = {"per-dollar-per-watt"}  # no parameter is required: an empty form is an answer
 
 

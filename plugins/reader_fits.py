@@ -17,6 +17,7 @@ works without JavaScript.
 
 import math
 from dataclasses import asdict, dataclass, fields
+from typing import NamedTuple
 from urllib.parse import urlencode
 
 from datasette import hookimpl
@@ -123,9 +124,17 @@ class Form:
             (self.accelerator, "accelerator"), (self.vendor, "vendor"), (self.device_class, "device_class")))
 
 
-def labelled(problem: ParameterError) -> str:
+class Problem(NamedTuple):
+    """A problem of the form as the page shows it: the field named as labelled, and the closest choices."""
+
+    field: str   # the form's field
+    text: str
+    near: tuple[tuple[str, str], ...]  # (value, name) of each close choice, best first
+
+
+def labelled(problem: ParameterError) -> Problem:
     """A parameter's problem with the field named as the page labels it ("tp" never reaches a reader)."""
-    return f"{LABELS.get(problem.name, problem.name)} {problem.problem}"
+    return Problem(problem.name, f"{LABELS.get(problem.name, problem.name)} {problem.problem}", problem.near)
 
 
 # Figures as a reader reads them: no more digits than the sources give

@@ -192,10 +192,12 @@ def test_every_figure_in_words_and_every_blank_with_its_reason(opened, width):
 def test_every_problem_at_once_in_plain_words_with_close_matches(opened, width):
     page = opened("/-/what-fits?model=llama-3-1-7b&weights=format%3Afp8&context=lots&batch=0&devices=0", width)
     alert = page.locator("[role=alert]").inner_text()
-    for problem in ("Model 'llama-3-1-7b' is not one of the models here; did you mean", "Llama 3.1 70B",
+    for problem in ("Model 'llama-3-1-7b' is not one of the models here. Did you mean", "Llama 3.1 70B",
                     "Context must be", "Batch must be", "Devices (tensor parallel) must be"):
         assert problem in alert, (problem, alert)
     assert "slug" not in alert and "table" not in alert
+    closest = page.locator("[role=alert] a", has_text=re.compile(r"^Llama 3\.1 70B$"))
+    assert "model=llama-3-1-70b" in closest.get_attribute("href"), "a close match is one click away"
     top = page.evaluate("document.getElementById('answer').getBoundingClientRect().top")
     assert top < 400
     no_wider_than_the_screen(page, width)

@@ -314,6 +314,15 @@ async def test_compare_measured_rows_like_with_like(fixture_client):
     assert "tiny-dense (99%) Offline, v1.0" in alone, "acme-x2 has no result: acme-x1's rows stay"
 
 
+async def test_energy_per_accelerator_query(fixture_client):
+    rows = (await fixture_client.get("/computekb/energy-per-accelerator.json?benchmark=tiny-dense&_shape=array")).json()
+    # the one power result: 2,400 W for 8 accelerators (300 W each), 960,000 tokens/s over it: 400 tokens per joule
+    assert [(r["accelerator"], r["system_watts"], r["watts_per_accelerator"], r["result_per_joule"]) for r in rows] == [
+        ("acme-x1", 2400.0, 300.0, 400.0)]
+    refused = await fixture_client.get("/computekb/energy-per-accelerator?benchmark=nope")
+    assert refused.status_code == 400
+
+
 async def test_measured_queries_answer_and_refuse_bad_parameters(fixture_client):
     rows = (await fixture_client.get("/computekb/measured-vs-roofline.json?benchmark=tiny-dense&scenario=Offline"
                                      "&_shape=array")).json()
