@@ -56,31 +56,34 @@ class Parameters:
         return getattr(self, f"{runtime.replace('-', '_')}_layer_s")
 
 
-# Fitted by `fit` on the 26 rows of data/measured/speed-measurements.yml (FITTED_ON), three significant
+# Fitted by `fit` on the 37 rows of data/measured/speed-measurements.yml (FITTED_ON), three significant
 # digits; the measurements each parameter rests on:
-# - llama_cpp_layer_s: the 8 llama.cpp rows (batch 1, Llama 2 7B in F16, Q8_0 and Q4_0: the fixed part of a
-#   step is what does not scale with the bytes);
+# - llama_cpp_layer_s: the 19 llama.cpp rows (batch 1: Llama 2 7B in F16, Q8_0 and Q4_0, Llama 3 8B and 70B in
+#   F16 and Q4_K_M, on one GPU, two RTX 4090 and Apple M2 Ultra: the part of a step that does not scale with
+#   the bytes);
 # - tensorrt_llm_layer_s: the 15 TensorRT-LLM rows; sglang_layer_s: the 3 SGLang rows (DeepSeek-V3);
-# - exchange_s: the Llama 2 70B rows at TP 2 and 4 and DeepSeek-V3 at TP 8. It ends at the top of its range
-#   (30 µs; NVIDIA nccl issue #1259 measures 6 µs): the rows cannot tell it from SGLang's fixed cost;
+# - exchange_s: the Llama 2 70B rows at TP 2 and 4, DeepSeek-V3 at TP 8 and the two-GPU llama.cpp layer splits.
+#   It ends at the top of its range (30 µs; NVIDIA nccl issue #1259 measures 6 µs): the rows cannot tell it from
+#   SGLang's fixed cost;
 # - moe_expert_s: the DeepSeek-V3 rows at batch 1, 8 and 32 (8, 57 and 160 experts a layer). It ends at the
 #   bottom of its range: SGLang's fixed cost per layer explains the three rows alone;
 # - sequence_layer_s: the TensorRT-LLM rows at batch 16 to 1,024 (the batch's share of each layer's kernels);
 # - compute_share: the large batches and 2,048-token prompts of the TensorRT-LLM rows;
 # - bandwidth_share: the rows on accelerators without an achieved bandwidth (RTX 3090, 3090 Ti, 4090, L40S,
-#   A100 PCIe, M2 Ultra); H100, H200 and A100 SXM use their best measured kernel bandwidth (achieved_rates).
+#   A100 PCIe, H100 PCIe, M2 Ultra); H100 SXM, H200 and A100 SXM use their best measured kernel bandwidth
+#   (achieved_rates).
 PARAMETERS = Parameters(
-    llama_cpp_layer_s=139e-6,
-    tensorrt_llm_layer_s=178e-6,
+    llama_cpp_layer_s=131e-6,
+    tensorrt_llm_layer_s=171e-6,
     sglang_layer_s=456e-6,
     exchange_s=30.0e-6,
     moe_expert_s=0.0100e-6,
-    sequence_layer_s=0.567e-6,
-    compute_share=0.661,
-    bandwidth_share=0.925,
+    sequence_layer_s=0.580e-6,
+    compute_share=0.662,
+    bandwidth_share=0.896,
 )
-FITTED_ON = 26         # measurements
-TYPICAL_ERROR = 0.142  # median of |expected ÷ measured − 1| in leave-one-out
+FITTED_ON = 37         # measurements
+TYPICAL_ERROR = 0.156  # median of |expected ÷ measured − 1| in leave-one-out
 
 
 def basis() -> str:
