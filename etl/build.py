@@ -193,7 +193,8 @@ def data_hash(data_dir):
     """The SHA-256 that a build of `data_dir` records as its `data_hash`, without
     building; None when there is no data file. A folder with parts that cannot
     be read gives a hash no build records: a build must say why."""
-    (files, problems), digest = scan_data(data_dir), hashlib.sha256()
+    found, digest = scan_data(data_dir), hashlib.sha256()
+    files, problems = found.paths, found.problems
     for _ in file_items(files, digest, data_dir):
         pass
     digest.update("".join(map(str, problems)).encode())
@@ -220,7 +221,8 @@ def validate_data(data_dir, cache_file=None, workers=None, progress=None, stagin
 
     `staging` (a load.StagingDatabase) receives each file's rows as they come.
     """
-    files, problems = scan_data(data_dir)
+    found = scan_data(data_dir)
+    files, problems = found.paths, found.problems
     if not files:
         return Validation(0, 0, problems or [Problem(str(data_dir), 1, "-", "no data files (*.yml) found")], None, 0)
     digest, cross, records, citations = hashlib.sha256(), CrossCheck(), 0, 0

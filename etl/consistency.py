@@ -64,10 +64,29 @@ def canonical_host(host):
         return ".".join(labels)
 
 
+# Schemes the WHATWG URL standard calls special: a backslash is a slash in them, and any run of slashes
+# and backslashes after the colon leads to the host.
+SPECIAL_SCHEMES = ("http", "https", "ftp", "ws", "wss")
+C0_AND_SPACE = "".join(map(chr, range(0x21)))
+SPECIAL_URL = re.compile(r"^([a-z][a-z0-9+.-]*):[/\\]*(.*)\Z", re.IGNORECASE | re.DOTALL)
+
+
+def as_browsers_read(url):
+    """`url` as a browser parses it (WHATWG): control characters and spaces trimmed, tabs and line ends
+    removed, and in a special scheme each backslash a slash. Python's parser does none of it:
+    `https://codingmall.com\\@www.amd.com/x` names www.amd.com to Python and leads browsers to codingmall.com."""
+    url = re.sub("[\t\n\r]", "", url.strip(C0_AND_SPACE))
+    match = SPECIAL_URL.match(url)
+    if not match or match.group(1).lower() not in SPECIAL_SCHEMES:
+        return url
+    return f"{match.group(1)}://" + match.group(2).replace("\\", "/")
+
+
 def host_of(url):
-    """The canonical host of `url` (user information and port removed); "" without one."""
+    """The canonical host of `url` as a browser reads it (user information and port removed); "" without one."""
     if not url:
         return ""
+    url = as_browsers_read(url)
     try:
         host = urlsplit(url).hostname or ""
     except ValueError:  # a netloc urlsplit refuses (NFKC forms of "@", ":"...): up to the path
@@ -79,6 +98,7 @@ def address_of(url):
     """(canonical host, canonical path) of `url`: the path percent-decoded, lower-case and normalized
     ("/A//b/./c" is "/a/b/c"), so an account on a shared host is named one way."""
     host = host_of(url)
+    url = url and as_browsers_read(url)
     try:
         path = urlsplit(url).path if url else ""
     except ValueError:
@@ -131,6 +151,8 @@ def row_facts(row):
             facts.append(Fact("translation_tags", (v["translation_key"], v["slug"]), tags, row.path,
                               at("accelerators"), "accelerators"))
         return facts
+    if row.table in ("prices", "cloud_offers"):
+        return [Fact("observed", (row.table, v["slug"]), v["observed"], row.path, at("observed"), "observed")]
     if row.table == "accelerator_aliases":
         return [Fact("alias", (v["dataset"], v["name"]), v["slug"], row.path, at("name"), "name")]
     return []
@@ -268,10 +290,12 @@ def earliest_day(date):
 
 
 def read_in_the_past(facts, today):
-    for fact in facts["retrieved"]:
-        if earliest_day(fact.value) > today:
-            yield problem(fact, f"{fact.value} is in the future (today is {today.isoformat()}, UTC): "
-                                "retrieved is the date the page was read")
+    """A page is read, and a price or an offer observed, on or before the day of the build."""
+    for kind, what in (("retrieved", "retrieved is the date the page was read"),
+                       ("observed", "observed is the date the price or offer was stated or observed")):
+        for fact in facts[kind]:
+            if earliest_day(fact.value) > today:
+                yield problem(fact, f"{fact.value} is in the future (today is {today.isoformat()}, UTC): {what}")
 
 
 def fp4_vocabulary(facts):

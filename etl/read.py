@@ -127,6 +127,9 @@ SCALARS = {
 # DEL, C1 controls but U+0085, surrogates, U+FFFE, U+FFFF): found here, they are
 # reported at their line and column instead of as libyaml's two-line message.
 NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Bidirectional embeddings, overrides and isolates: they reorder the text a reader sees ("Trojan source"),
+# so a name or a URL would read other than it is stored.
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 LINE_END = re.compile(r"\r\n|\r|\n")
 BYTES_LINE_END = re.compile(rb"\r\n|\r|\n")
 YAML_1_1_LINE_END = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
@@ -314,11 +317,22 @@ def display_path(path, cwd=None):
     return path.removeprefix(cwd)
 
 
+# The files of a data folder that the build does not read, by path within it, with what they are
+# (docs/DATA.md). Any other file that is not YAML is refused: a copy (`acme.yml.bak`, `acme.yml~`) or
+# a file in another format would otherwise vanish from the release without a word.
+NOT_READ_BY_THE_BUILD = {
+    "crosscheck/epoch-ai/ml_hardware.csv": "Epoch AI's dataset, read by `computekb report --crosscheck`",
+    "crosscheck/epoch-ai/README.md": "where the copy of Epoch AI's dataset was read",
+}
+
+
 class DataFiles(NamedTuple):
-    """What a data folder holds: its YAML files, and why any part of it cannot be read."""
+    """What a data folder holds: its YAML files, the files it keeps for other commands, and why any
+    part of it cannot be read."""
 
     paths: list     # str, in the order of their path parts
-    problems: list  # Problem: a folder that cannot be listed, a symbolic link, a YAML name that is not a file
+    problems: list  # Problem: a folder that cannot be listed, a symbolic link, a file that is not data
+    unread: list    # (str, what it is): the files of NOT_READ_BY_THE_BUILD present
 
 
 def scan_data(folder):
@@ -329,10 +343,10 @@ def scan_data(folder):
     per file. A missing data folder holds nothing (the build says it found no
     data file); anything under it that cannot be read is a problem.
     """
-    found = DataFiles([], [])
+    found = DataFiles([], [], [])
     cwd = os.path.join(os.getcwd(), "")
     try:
-        scan_folder(os.fspath(folder), found, cwd)
+        scan_folder(os.fspath(folder), found, cwd, root=os.fspath(folder))
     except (FileNotFoundError, NotADirectoryError):
         pass
     return found
@@ -342,7 +356,16 @@ def folder_problem(path, message, cwd):
     return Problem(display_path(path, cwd), 1, "-", message)
 
 
-def scan_folder(folder, found, cwd):
+def not_data_problem(name):
+    """Why a file of the data folder that is not YAML is refused."""
+    stem = name.strip().lower()
+    if any(suffix in stem for suffix in YAML_SUFFIXES):
+        return "a copy of a data file (the build reads only names ending in .yml): move it out of the data folder"
+    return ("not a data file: the build reads only .yml files here, and this one would be left out of the "
+            "release; move it out of the data folder, or list it in etl/read.py's NOT_READ_BY_THE_BUILD")
+
+
+def scan_folder(folder, found, cwd, root):
     with os.scandir(folder) as scan:
         entries = sorted(scan, key=lambda entry: entry.name)
     for entry in entries:
@@ -351,7 +374,7 @@ def scan_folder(folder, found, cwd):
                 entry.path, "symbolic link: links are not followed in the data folder; put the file or folder itself here", cwd))
         elif entry.is_dir(follow_symlinks=False):
             try:
-                scan_folder(entry.path, found, cwd)
+                scan_folder(entry.path, found, cwd, root)
             except OSError as error:
                 found.problems.append(folder_problem(entry.path, f"cannot list this folder ({error.strerror})", cwd))
         elif entry.name.strip().lower().endswith(YAML_SUFFIXES):  # `a.YML`, `a.yml `: meant as data, never skipped
@@ -362,6 +385,10 @@ def scan_folder(folder, found, cwd):
                 found.paths.append(entry.path)
             else:
                 found.problems.append(folder_problem(entry.path, "not a regular file", cwd))
+        elif (within := Path(os.path.relpath(entry.path, root)).as_posix()) in NOT_READ_BY_THE_BUILD:
+            found.unread.append((entry.path, NOT_READ_BY_THE_BUILD[within]))
+        else:
+            found.problems.append(folder_problem(entry.path, not_data_problem(entry.name), cwd))
 
 
 def data_files(data_dir):
@@ -396,15 +423,44 @@ def line_count(text):
     return max(1, len(LINE_END.findall(text)) + (not text.endswith(("\n", "\r"))))
 
 
-def control_character_problems(text, path):
-    """Each character YAML does not allow, at its line and column (1-based)."""
+def control_character_problems(text, path, characters=NOT_PRINTABLE, why="is not allowed in YAML"):
+    """Each character of `characters` in `text`, at its line and column (1-based)."""
     starts = [0] + [end.end() for end in LINE_END.finditer(text)]  # where each line begins
     lines, problems = editor_lines(text), []
-    for found in NOT_PRINTABLE.finditer(text):
+    for found in characters.finditer(text):
         line = bisect.bisect_right(starts, found.start())
         column = found.start() - starts[line - 1] + 1
         problems.append(Problem(path, line, key_in(lines, line),
-                                f"column {column}: character U+{ord(found.group()):04X} is not allowed in YAML; remove it"))
+                                f"column {column}: character U+{ord(found.group()):04X} {why}; remove it"))
+    return problems
+
+
+BIDI_WHY = "(a bidirectional control: it reorders the text a reader sees) is not allowed in data files"
+
+
+def strings_in(value, line, key):
+    """(line, key, text) of every string of a parsed document, with the line and key of its field."""
+    if isinstance(value, LineDict):
+        for name, item in value.items():
+            yield from strings_in(item, value.lines.get(name, value.line), name)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings_in(item, line, key)
+    elif isinstance(value, str):
+        yield line, key, value
+
+
+def escaped_character_problems(document, path):
+    """A character that an escape of a double-quoted string (`"\\a"`, `"\\u202e"`) puts in a value, where
+    the same character written as it is would be refused."""
+    problems = []
+    for line, key, text in strings_in(document, 1, "-"):
+        for found in NOT_PRINTABLE.finditer(text):
+            problems.append(Problem(path, line, key, f"escaped character U+{ord(found.group()):04X} is not allowed "
+                                                     "in data files, as it is not written out; remove it"))
+        for found in BIDI_CONTROLS.finditer(text):
+            problems.append(Problem(path, line, key, f"escaped character U+{ord(found.group()):04X} {BIDI_WHY}; "
+                                                     "remove it"))
     return problems
 
 
@@ -424,6 +480,8 @@ def parse_text(raw, path):
         return None, [Problem(path, line, field, f"not UTF-8 (byte 0x{raw[error.start]:02x}); save the file as UTF-8")]
     if NOT_PRINTABLE.search(text):
         return None, control_character_problems(text, path)
+    if BIDI_CONTROLS.search(text):
+        return None, control_character_problems(text, path, BIDI_CONTROLS, BIDI_WHY)
     loader = loader_for(text)(text)
     try:
         document = loader.get_single_data()
@@ -443,6 +501,8 @@ def parse_text(raw, path):
         loader.dispose()
     problems = [Problem(path, line, key, "duplicate key in the same mapping (YAML would silently keep the last one)")
                 for line, key in loader.duplicates]
+    if "\\" in text:  # only an escape of a double-quoted string writes a character by its code
+        problems += escaped_character_problems(document, path)
     return document, problems
 
 

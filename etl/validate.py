@@ -18,7 +18,11 @@ from domain import sizing
 from domain.schema import (
     CITATION_KINDS,
     MEMORY_KIND_OF_TYPE,
+    MIN_DEVICE_PRICE,
+    MIN_MEMORY_GB,
+    MIN_PRICE_PER_GPU_HOUR,
     NUMERIC_KINDS,
+    ON_CHIP_MEMORY_CLASSES,
     SCOPES,
     SLUG_PATTERN,
     TABLES,
@@ -273,6 +277,11 @@ def model_problems(model, _written):
         yield name, f"required to size this model (attention {model.get('attention')!r}); see docs/LLM_MATH.md"
     if model.get("experts") and model.get("experts_per_token") and model["experts_per_token"] > model["experts"]:
         yield "experts_per_token", f"{model['experts_per_token']} exceeds the {model['experts']} experts"
+    for name in ("kv_heads", "full_attention_kv_heads"):
+        heads, kv_heads = model.get("attention_heads"), model.get(name)
+        if heads and kv_heads and (kv_heads > heads or heads % kv_heads):
+            yield name, (f"{kv_heads} does not divide the {heads} attention heads: each key-value head serves a "
+                         "whole group of query heads (as many or fewer, a divisor)")
     layers = model.get("layers")
     for name in ("full_attention_layers", "dense_layers", "linear_attention_layers"):
         if layers and model.get(name) is not None and model[name] > layers:
@@ -371,7 +380,10 @@ def throughput_problems(row, written):
 
 def price_problems(price, _written):
     """A price dated by its product's launch names the source of that date; a price dated by its own source
-    names none (the date's source is then the price's)."""
+    names none (the date's source is then the price's). A price per device is at least MIN_DEVICE_PRICE."""
+    if price["amount"] / (price.get("devices") or 1) < MIN_DEVICE_PRICE:
+        yield "amount", (f"{price['amount']:g} {price['currency']} for {price.get('devices') or 1} device(s) is below "
+                         f"{MIN_DEVICE_PRICE} per device, far under any price in the data: check the unit and the digits")
     if price["date_basis"] == "launch" and not price.get("date_source"):
         yield "date_source", ("date_basis launch dates the price by the product's launch or announcement: name the "
                               "source of that date")
@@ -380,8 +392,22 @@ def price_problems(price, _written):
                               "date_source is only for date_basis launch")
 
 
+def offer_problems(offer, _written):
+    """Each price of an offer is at least MIN_PRICE_PER_GPU_HOUR per GPU."""
+    for name in ("price_per_hour", "spot_price_per_hour"):
+        if offer.get(name) is not None and offer[name] / offer["gpu_count"] < MIN_PRICE_PER_GPU_HOUR:
+            yield name, (f"{offer[name]:g} {offer['currency']} for {offer['gpu_count']} GPU(s) is below "
+                         f"{MIN_PRICE_PER_GPU_HOUR} per GPU-hour, far under any offer in the data: check the unit "
+                         "and the digits")
+
+
 def accelerator_problems(row, _written):
-    """The kinds of a row's memory and power describe values it has, and agree with them."""
+    """The kinds of a row's memory and power describe values it has, and agree with them; memory of a
+    device that is not an on-chip-memory class is at least MIN_MEMORY_GB."""
+    if (row.get("memory_gb") is not None and row["memory_gb"] < MIN_MEMORY_GB
+            and row.get("device_class") not in ON_CHIP_MEMORY_CLASSES):
+        yield "memory_gb", (f"{row['memory_gb']:g} GB is below {MIN_MEMORY_GB} GB, the least a {row['device_class']} "
+                            "holds (only chips whose memory is on the die, ai-asic and npu, hold less): check the unit")
     kinds = MEMORY_KIND_OF_TYPE.get(row.get("memory_type"))
     if row.get("memory_kind") and kinds and row["memory_kind"] not in kinds:
         yield "memory_kind", (f"{row['memory_kind']!r} disagrees with memory_type {row['memory_type']}: "
@@ -393,7 +419,7 @@ def accelerator_problems(row, _written):
 # Checks of a row's values together: (clean values, values as written) in, (field, message) out.
 ROW_CHECKS = {"models": model_problems, "checkpoints": checkpoint_problems, "number_formats": number_format_problems,
               "sources": source_problems, "throughput": throughput_problems, "prices": price_problems,
-              "accelerators": accelerator_problems}
+              "accelerators": accelerator_problems, "cloud_offers": offer_problems}
 
 
 def citations_of(row, written, cited):
@@ -428,6 +454,10 @@ def citations_of(row, written, cited):
         elif basis and kind != "derived":
             problems.append(Problem(row.path, row.line_of(name), name,
                                     "a citation basis names what a derived value rests on: give it `kind: derived`"))
+        elif kind == "derived" and not basis and not meta.get("note"):
+            problems.append(Problem(row.path, row.line_of(name), name,
+                                    "a derived value says what it rests on: give its citation a `basis` (the sources "
+                                    "it is computed from) or a `note` (how it was computed)"))
         citations.append(Citation(row.table, row.slug, name, row.values[name], written.get(name),
                                   str(source), kind, scope, meta.get("note"), row.path, row.line_of(name),
                                   "source" in meta, tuple(basis)))

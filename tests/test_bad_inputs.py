@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from computekb.cli import cli
 from etl.build import build_database
+from etl.crosscheck import CSV_PATH
 from etl.read import MAX_FILE_BYTES
 
 CORPUS = Path(__file__).parent / "bad_inputs"
@@ -47,6 +48,11 @@ REQUIRED = {
     "memory-and-power-kinds",
     # Evidence rules v3: vendor quotes with their document and witness, FP16 accumulate apart, price dates.
     "vendor-quoted-rules", "fp16-accumulate", "value-from-page-not-read",
+    # Files the build would not read are refused, not skipped; an escape is no way around a refused character;
+    # a URL's host is the one a browser goes to.
+    "files-not-read", "escaped-control-character", "forbidden-host-backslash",
+    # Values no row can have: heads, nodes, memory, prices, counts, dates after the build, a derivation unsaid.
+    "impossible-values",
 }
 
 
@@ -191,3 +197,13 @@ def test_repeated_problems_are_counted_after_twenty(workdir):
     assert len(lines) == 20 + 2, lines[:3]  # 20 problems, the count of the others, the total
     assert lines[20] == f"  ... and {REPEATED - 20:,} more of data/specs/accelerators/acme-x2.yml: accelerators: " \
                         "expected a record (a mapping), got int"
+
+
+def test_the_files_kept_for_other_commands_are_listed_and_not_read(workdir):
+    epoch = workdir / "data" / CSV_PATH
+    epoch.parent.mkdir(parents=True, exist_ok=True)
+    epoch.write_text("Hardware name,Release date\nnot a record,\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["build", "--data", "data", "--output", "fresh.db"])
+    assert result.exit_code == 0, result.output
+    assert "Not read by the build: data/crosscheck/epoch-ai/ml_hardware.csv (Epoch AI's dataset, read by " \
+           "`computekb report --crosscheck`)\n" in result.output

@@ -16,6 +16,10 @@ from etl.consistency import address_of, canonical_host, host_of
     ("https://x%40farm.example.net/", "farm.example.net"),                    # an encoded @ in the host itself
     ("https://farm\u3002example\uff0enet\uff61/x", "farm.example.net"),       # Unicode full stops
     ("https://b\u00fccher.example/x", "xn--bcher-kva.example"),               # IDNA
+    ("https://codingmall.com\\@www.amd.com/x", "codingmall.com"),            # a backslash is a slash to browsers
+    ("https:\\\\codingmall.com/x", "codingmall.com"),                          # ... in the slashes too
+    ("HTTPS:codingmall.com/x", "codingmall.com"),                             # no slash at all: the host follows
+    (" https://code\tmall.example/x", "codemall.example"),                     # spaces trimmed, tabs removed
     (None, ""),
 ])
 def test_host_of_gives_the_canonical_host(url, host):
