@@ -5,6 +5,7 @@ import signal
 import sqlite3
 import sys
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -256,9 +257,14 @@ def import_skypilot(catalog, commit, version, data_dir, max_drop):
 @click.option("--retrieved", required=True, help="Date the summary was read (YYYY-MM-DD).")
 @click.option("--model", "models", multiple=True, metavar="BENCHMARK=SLUG",
               help="A benchmark's model in the models table, besides those the importer knows (repeatable).")
+@click.option("--results", "results_dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="A copy of the round's results repository at COMMIT (at least the performance/run_1 folders of "
+                   "the results with power): writes data/benchmarks/mlperf-power-<round>.yml too.")
+@click.option("--results-retrieved", help="Date the power files were read (YYYY-MM-DD), when not --retrieved.")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
               show_default="data/", help="Folder of YAML data files.")
-def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via, retrieved, models, data_dir):
+def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via, retrieved, models, results_dir,
+                  results_retrieved, data_dir):
     """MLPerf Inference results: data/benchmarks/mlperf-inference-<round>.yml from a round's summary."""
     from etl.imported import ImportRefused
     from etl.mlperf import Summary, read_summary, write
@@ -276,6 +282,21 @@ def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via,
                f"{len(names.unmapped)} without an alias in data/aliases/mlperf.yml.")
     for name in names.unmapped:
         click.echo(f"  unmapped: {name}")
+    if results_dir:
+        report_power(replace(summary, retrieved=results_retrieved or retrieved), read_summary(summary_path),
+                     results_dir, data_dir)
+
+
+def report_power(summary, rows, results_dir, data_dir):
+    """Write the round's power results and list every result with power not loaded, with the reason."""
+    from etl.mlperf_power import write_power
+    power = write_power(summary, rows, results_dir, data_dir)
+    if power.path is None:
+        click.echo("No result of the summary was submitted with power (has_power): no power file written.")
+        return
+    click.echo(f"Wrote {display_path(power.path)}: {power.loaded} power results, {len(power.skipped)} not loaded.")
+    for skipped in power.skipped:
+        click.echo(f"  not loaded: {skipped.result}: {skipped.reason}", err=True)
 
 
 @cli.command()

@@ -84,7 +84,9 @@ def article_page(datasette, row, linked):
         other = shown_title(row["translation_title"], row["translation_label"])
         translation = Link(datasette.urls.row(DATABASE, "articles", row["translation"]), other.text)
     return ArticlePage(
-        title=shown.text, title_published=shown.published, language=row["language"], subtitle=row["subtitle"],
+        title=shown.text, title_published=shown.published, language=row["language"],
+        # the English listings repeat the summary as the subtitle: print it once
+        subtitle=row["subtitle"] if row["subtitle"] != row["summary"] else None,
         summary=row["summary"], takeaways=json.loads(row["takeaways"] or "[]"), published=row["published"],
         reading_minutes=row["reading_minutes"], author=row["author"], url=row["url"],
         web_search=web_search_url(shown.text, shown.published, row["site_name"]),

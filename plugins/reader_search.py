@@ -21,6 +21,7 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
+from domain.matching import closest
 from serving.metadata import DATABASE
 from serving.query_args import search_problem
 
@@ -59,7 +60,9 @@ with best as materialized (
         and (:language = '' or a.language = :language) and (:site = '' or a.site = :site)
         and (:category = '' or a.category = :category)
         and (:topic = '' or exists (select 1 from article_topics t where t.article = a.slug and t.topic = :topic))))
-  order by rank, f.rowid
+  -- a query in the preferred language (:prefer, empty for none) ranks its articles first
+  order by case when :prefer = '' then 0
+    when (select a.language from articles a where a.rowid = f.rowid) = :prefer then 0 else 1 end, rank, f.rowid
   limit :limit
 )
 select a.slug, a.language, a.site, a.category, a.title, a.label, a.label_derived, a.topic_tags, a.published,
@@ -69,7 +72,7 @@ select a.slug, a.language, a.site, a.category, a.title, a.label, a.label_derived
 -- where the planner would otherwise go through every match again
 from best cross join articles_fts cross join articles a
 where articles_fts match :expression and articles_fts.rowid = best.rowid and a.rowid = best.rowid
-order by best.rank, best.rowid
+order by :prefer != '' and a.language != :prefer, best.rank, best.rowid
 """
 # Accelerators and models whose name, slug, family, architecture or maker starts with every word; the
 # best-ranked first (bm25), then by slug for a stable order.
@@ -89,6 +92,31 @@ TERMS_SQL = """select 'topics' as tbl, slug, label_en || coalesce(' / ' || nulli
   union all
   select 'number_formats', slug, name, coalesce(family, '') || ' ' || kind from number_formats
   limit 2000"""
+# Number formats a reader may search for -> the accelerators that run them natively (domain/schema.py:
+# native_fp8, native_fp4 and fp4_formats), with the table filter that lists them all.
+NATIVE_FORMATS = {
+    "fp8": ("FP8", "native_fp8 = 'yes'", {"native_fp8": "yes"}),
+    "fp4": ("FP4", "native_fp4 = 'yes'", {"native_fp4": "yes"}),
+    "nvfp4": ("NVFP4", "exists (select 1 from json_each(fp4_formats) where value = 'nvfp4')",
+              {"fp4_formats__arraycontains": "nvfp4"}),
+    "mxfp4": ("MXFP4", "exists (select 1 from json_each(fp4_formats) where value = 'mxfp4')",
+              {"fp4_formats__arraycontains": "mxfp4"}),
+}
+NATIVE_SQL = """select slug, name as label, vendor || ' · ' || replace(device_class, '-', ' ') as detail,
+  count(*) over () as total from accelerators where {condition} order by vendor, name limit :limit"""
+# "A vs B" (or versus, contre, against): two accelerators to compare.
+VERSUS = re.compile(r"\s+(?:vs\.?|versus|contre|against)\s+", re.IGNORECASE)
+# A query with accents or one of these words is taken as French: the French articles rank first
+# (unless the language filter says otherwise). Folded, as `words` gives them.
+FRENCH_WORDS = frozenset((
+    "le la les des du de un une et pour avec sur dans est au aux ou par memoire cout couts prix carte cartes "
+    "calcul puissance bande passante quantification interconnexion entrainement modele modeles debit "
+    "jeton jetons consommation").split())
+# Did you mean: the names a word may be a misspelling of, folded, read only when nothing matches.
+VOCABULARY_SQL = """select name from accelerators union select family from accelerators
+  union select architecture_family from accelerators union select name from models
+  union select slug from number_formats union select label_en from topics union select label_fr from topics
+  limit 5000"""
 # An architecture family the query names, whole: its every product line is one finder link away, however many
 # the named list above shows (Blackwell has more rows than it lists).
 ARCHITECTURE_SQL = """select architecture_family as name, count(*) as rows from accelerators
@@ -181,20 +209,74 @@ def result(datasette, row):
                   topics=[t for t in topics if t != row["category"]])
 
 
+def preferred_language(query, chosen_language):
+    """The language whose articles rank first: French for a query with accents or French words."""
+    if chosen_language:
+        return ""
+    accented = fold(query) != query.casefold()
+    return "fr" if accented or any(word in FRENCH_WORDS for word in words(query)) else ""
+
+
+def versus(query):
+    """The two sides of "A vs B", or None."""
+    sides = [side.strip() for side in VERSUS.split(query.strip())]
+    return sides if len(sides) == 2 and all(words(side) for side in sides) else None
+
+
+@dataclass
+class Native:
+    """The accelerators that run a searched number format natively."""
+
+    format: str
+    items: list
+    total: int
+    href: str
+
+
+async def native_accelerators(datasette, db, query_words):
+    for word in query_words:
+        if word in NATIVE_FORMATS:
+            label, condition, filters = NATIVE_FORMATS[word]
+            rows = (await db.execute(NATIVE_SQL.format(condition=condition), {"limit": NAMED_LIMIT})).rows
+            href = datasette.urls.table(DATABASE, "accelerators") + "?" + urlencode(filters)
+            return Native(label, named(datasette, "accelerators", rows), rows[0]["total"] if rows else 0, href)
+    return None
+
+
+async def did_you_mean(db, query):
+    """Names close to a query that found nothing (the 404 page's matcher), as searches to run."""
+    vocabulary = sorted({fold(r[0]) for r in (await db.execute(VOCABULARY_SQL)).rows if r[0]})
+    return [(name, urlencode({"q": name})) for name in closest(fold(query), vocabulary)]
+
+
 async def search(request, datasette):
     db = datasette.get_database(DATABASE)
     query = request.args.get("q", "").strip()
     chosen = {name: request.args.get(name, "").strip() for name in FILTERS}
     choices = {name: [dict(r) for r in (await db.execute(sql)).rows] for name, sql in CHOICES_SQL.items()}
-    results, expression, found, status = None, fts_expression(query), {}, 200
+    sides = versus(query)
+    # "A vs B" searches the articles for both names, not for the word "vs"
+    searched = " ".join(sides) if sides else query
+    results, expression, found, status = None, fts_expression(searched), {}, 200
+    native, compare, suggestions = None, None, []
     if error := search_problem(query, words(query)):
         expression, status = "", 400
     if expression:
-        rows = await db.execute(SEARCH_SQL, {"expression": expression, "limit": LIMIT, **chosen})
+        prefer = preferred_language(query, chosen["language"])
+        rows = await db.execute(SEARCH_SQL, {"expression": expression, "limit": LIMIT, "prefer": prefer, **chosen})
         results = [result(datasette, row) for row in rows.rows]
-        names = {"expression": prefix_expression(query), "limit": NAMED_LIMIT}
-        found = {table: named(datasette, table, (await db.execute(sql, names)).rows) for table, sql in NAMED_SQL.items()}
-        terms = matching_terms((await db.execute(TERMS_SQL)).rows, words(query))[:NAMED_LIMIT]
+        per_side = [(await db.execute(NAMED_SQL["accelerators"],
+                                      {"expression": prefix_expression(side), "limit": NAMED_LIMIT})).rows
+                    for side in sides or [query]]
+        found["accelerators"] = [item for rows in per_side for item in named(datasette, "accelerators", rows)]
+        # the best match of each side, when both sides name one each
+        if sides and all(per_side) and per_side[0][0]["slug"] != per_side[1][0]["slug"]:
+            picked = [rows[0] for rows in per_side]
+            ids = urlencode({"ids": ",".join(row["slug"] for row in picked)}, safe=",")
+            compare = {"labels": [row["label"] for row in picked], "href": datasette.urls.path(f"/-/compare?{ids}")}
+        names = {"expression": prefix_expression(searched), "limit": NAMED_LIMIT}
+        found["models"] = named(datasette, "models", (await db.execute(NAMED_SQL["models"], names)).rows)
+        terms = matching_terms((await db.execute(TERMS_SQL)).rows, words(searched))[:NAMED_LIMIT]
         found["terms"] = [Named(datasette.urls.row(DATABASE, row["tbl"], row["slug"]), row["label"], row["detail"])
                           for row in terms]
         family = (await db.execute(ARCHITECTURE_SQL, {"query": query})).first()
@@ -202,8 +284,11 @@ async def search(request, datasette):
             link = datasette.urls.path("/-/accelerators?" + urlencode({"architecture_family": family["name"],
                                                                         "_systems": "include"}))
             found["architecture"] = Named(link, f"All {family['rows']} {family['name']} accelerators in the finder", "")
+        native = await native_accelerators(datasette, db, words(query))
+        if not results and not any(found.values()):
+            suggestions = await did_you_mean(db, query)
     context = {"search_q": query, "chosen": chosen, "choices": choices, "results": results, "limit": LIMIT,
-               "found": found, "error": error,
+               "found": found, "error": error, "native": native, "compare": compare, "suggestions": suggestions,
                "canned": f"{datasette.urls.database(DATABASE)}/search-articles", "expression": expression}
     html = await datasette.render_template("reader_search.html", context, request=request)
     return Response.html(html, status=status)

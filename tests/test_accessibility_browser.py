@@ -16,6 +16,8 @@ PAGES = {
     "what-fits-answer": "/-/what-fits?model=llama-3-1-70b&weights=format%3Afp8&kv_format=fp8&context=32k",
     "what-fits-problems": "/-/what-fits?model=llama-3-1-7b&weights=format%3Afp8&context=lots&batch=0",
     "search": "/-/search?q=mémoire",
+    "search-versus-and-formats": "/-/search?q=FP4 vs H200",
+    "search-did-you-mean": "/-/search?q=blakwell",
     "article": "/computekb/articles/gpu-cloud-france-europe-h100-h200-b300",
     "dashboard": "/-/dashboards/accelerator-landscape",
     "error": "/computekb/accelerators/nvidia-h200",

@@ -486,6 +486,7 @@ async def test_the_form_submits_on_its_button_and_the_formulas_are_a_link(client
     ('where launch_price_usd ≤ 2000 and native_fp4 = "yes" sorted by launch_price_usd',
      "where List price ≤ 2,000 USD and native FP4 sorted by list price, lowest first"),
     ('where name contains "h2"', 'where accelerator contains "h2"'),
+    ('where scope != "system" sorted by memory_gb descending', "where not a system sorted by memory, highest first"),
 ])
 def test_finder_summaries_name_columns_as_the_page_does(described, expected):
     from plugins.reader_finder import readable

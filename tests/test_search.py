@@ -49,7 +49,7 @@ def test_reader_search_lists_the_best_matches_that_pass_the_filters(conn, chosen
     before it cuts: the best `limit` matches among the articles that pass the filters."""
     filters = {name: chosen.get(name, "") for name in reader_search.FILTERS}
     expression = reader_search.fts_expression("gpu")
-    found = [r["slug"] for r in conn.execute(reader_search.SEARCH_SQL, {"expression": expression, "limit": 3, **filters})]
+    found = [r["slug"] for r in conn.execute(reader_search.SEARCH_SQL, {"expression": expression, "limit": 3, "prefer": "", **filters})]
     arguments = [value for value in filters.values() for value in (value, value)]
     expected = [r[0] for r in conn.execute(REFERENCE_SQL, [expression, *arguments, 3])]
     every = conn.execute(REFERENCE_SQL, [expression, *arguments, 1000]).fetchall()
@@ -95,6 +95,23 @@ async def test_accents_and_case_give_the_same_articles(fixture_client, q):
 def test_a_snippet_of_a_list_column_reads_as_text(snippet, expected):
     from plugins.reader_search import snippet_text
     assert snippet_text(snippet) == expected
+
+
+@pytest.mark.parametrize("query, chosen, expected", [("mémoire", "", "fr"), ("cout des cartes", "", "fr"),
+                                                     ("memory bandwidth", "", ""), ("mémoire", "en", "")])
+def test_a_french_query_prefers_french_articles_unless_a_language_is_chosen(query, chosen, expected):
+    assert reader_search.preferred_language(query, chosen) == expected
+
+
+@pytest.mark.parametrize("query, expected", [("H100 vs H200", ["H100", "H200"]), ("mi300x versus b200", ["mi300x", "b200"]),
+                                             ("H100 vs. H200", ["H100", "H200"]), ("vs code", None), ("H100 vs", None)])
+def test_a_versus_query_names_two_sides(query, expected):
+    assert reader_search.versus(query) == expected
+
+
+async def test_a_query_that_finds_nothing_offers_close_names(fixture_client):
+    html = (await fixture_client.get("/-/search?q=acme+onne")).text
+    assert 'class="did-you-mean"' in html and '?q=acme+one">acme one</a>' in html
 
 
 async def test_an_architecture_named_in_full_leads_to_all_its_accelerators(client):
