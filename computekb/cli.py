@@ -27,13 +27,11 @@ from etl.read import scan_data
 from etl.release_diff import NotARelease, format_diff, release_diff
 from etl.report import (
     coverage,
-    format_evidence,
     format_measured,
     format_prices,
     format_report,
     measured_coverage,
     price_coverage,
-    unwitnessed_quotes,
 )
 from serving.metadata import DATABASE_FILE
 from serving.paths import DEFAULT_DATA, DEFAULT_DB, ROOT
@@ -208,7 +206,7 @@ def report(db_path, cross, data_dir):
     with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
         lines = (format_crosscheck(crosscheck(conn, data_dir)) if cross
                  else format_report(coverage(conn)) + format_prices(price_coverage(conn))
-                 + format_measured(measured_coverage(conn)) + format_evidence(unwitnessed_quotes(conn)))
+                 + format_measured(measured_coverage(conn)))
     for line in lines:
         click.echo(line)
 
