@@ -222,18 +222,25 @@ def import_():
 @click.option("--version", "version", default="v8", show_default=True, help="Catalog version folder (catalogs/VERSION).")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
               show_default="data/", help="Folder of YAML data files to write into.")
-def import_skypilot(catalog, commit, version, data_dir):
+@click.option("--max-drop", type=click.FloatRange(0, 1), default=0.25, show_default=True,
+              help="The share of a provider's offers an import may lose against its previous snapshot; more "
+                   "stops the import (a catalog cut off looks like that).")
+def import_skypilot(catalog, commit, version, data_dir, max_drop):
     """Cloud offers from SkyPilot's catalog: a git directory at --commit (dated by the commit), or a folder
     of files read one by one with a read.yml giving each file's commit and read date."""
     from etl import skypilot
-    files = skypilot.from_git(catalog, commit, version) if commit else skypilot.from_folder(catalog)
-    result = skypilot.import_files(data_dir, files, skypilot.provider_names(data_dir))
+    from etl.imported import ImportRefused
+    try:
+        files = skypilot.from_git(catalog, commit, version) if commit else skypilot.from_folder(catalog)
+        result = skypilot.import_files(data_dir, files, skypilot.provider_names(data_dir), max_drop)
+    except ImportRefused as error:
+        raise click.ClickException(str(error)) from None
     for path in result.written:
         click.echo(f"wrote {display_path(path)}")
     for provider, names in sorted(result.unmapped.items()):
         click.echo(f"{provider}: no alias row for {', '.join(names)} (rows not imported)", err=True)
-    for provider in result.unknown_providers:
-        click.echo(f"{provider}: no providers row (file not imported)", err=True)
+    for provider, why in sorted(result.skipped.items()):
+        click.echo(f"{provider}: skipped: {why}", err=True)
 
 
 @import_.command(name="mlperf")
@@ -257,14 +264,15 @@ def import_skypilot(catalog, commit, version, data_dir):
 def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via, retrieved, models, results_dir,
                   results_retrieved, data_dir):
     """MLPerf Inference results: data/benchmarks/mlperf-inference-<round>.yml from a round's summary."""
-    from etl.mlperf import Summary, SummaryError, read_summary, write
+    from etl.imported import ImportRefused
+    from etl.mlperf import Summary, read_summary, write
     pairs = tuple(tuple(pair.split("=", 1)) for pair in models)
     if any(len(pair) != 2 for pair in pairs):
         raise click.BadParameter("give BENCHMARK=SLUG", param_hint="--model")
     summary = Summary(round_, repository, commit, repo_path, retrieved, read_via, pairs)
     try:
         imported = write(summary, read_summary(summary_path), data_dir)
-    except SummaryError as error:
+    except ImportRefused as error:
         raise click.ClickException(str(error)) from None
     click.echo(f"Wrote {display_path(imported.path)}: {imported.rows} results.")
     names = imported.names
