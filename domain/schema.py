@@ -431,7 +431,7 @@ TABLES = (
         page_facets=("vendor", "device_class", "memory_kind", "native_fp8", "native_fp4"),
         finder=("name", "vendor", "device_class", "memory_gb", "memory_kind", "memory_type", "memory_bandwidth_gbs", "tdp_w",
                 "native_fp8", "native_fp4", "fp4_formats", "launch_price_usd", "cheapest_gpu_hour_usd", "note"),
-        finder_folded=("vendor", "device_class"),
+        finder_folded=("vendor", "device_class", "memory_kind"),
         derived=(
         Field("launch_price_usd", "quantity", "Derived, never authored: the per-device amount of the accelerator's "
               "launch-list price in USD (prices table; the earliest when several), where one exists.", unit="USD",
