@@ -160,3 +160,17 @@ async def test_energy_query_costs_a_million_tokens(fixture_client):
     assert row["electricity_usd_per_million_tokens"] == 0.00025
     refused = await fixture_client.get("/computekb/energy-per-accelerator?benchmark=tiny-dense&kwh_usd=lots")
     assert refused.status_code == 400
+
+
+async def test_compare_energy_rows(fixture_client):
+    """acme-x1's one LLM power result (400 tokens per joule, 2,400 W over 8: 300 W each) beside beta-b1's none."""
+    page = (await fixture_client.get("/-/compare?ids=acme-x1,beta-b1")).text
+    energy = page[page.index('class="compare-table compare-energy"'):]
+    energy = energy[:energy.index("</table>")]
+    assert energy.count('<tr data-energy="') == 1 and '<tr data-energy="tiny-dense (99%) Offline">' in energy
+    assert ('href="/computekb/citations/power-results-mlperf-1-0-0001-tiny-dense-99-offline-average-w" '
+            'title="Citation: the result\'s folder at MLCommons">400</a>') in energy
+    assert "v1.0 · 300 W of system power per accelerator" in energy
+    assert "no power result" in energy
+    alone = (await fixture_client.get("/-/compare?ids=beta-b1,acme-x2")).text
+    assert "compare-energy" not in alone
