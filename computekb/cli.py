@@ -5,6 +5,7 @@ import signal
 import sqlite3
 import sys
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -26,13 +27,11 @@ from etl.read import scan_data
 from etl.release_diff import NotARelease, format_diff, release_diff
 from etl.report import (
     coverage,
-    format_evidence,
     format_measured,
     format_prices,
     format_report,
     measured_coverage,
     price_coverage,
-    unwitnessed_quotes,
 )
 from serving.metadata import DATABASE_FILE
 from serving.paths import DEFAULT_DATA, DEFAULT_DB, ROOT
@@ -207,7 +206,7 @@ def report(db_path, cross, data_dir):
     with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
         lines = (format_crosscheck(crosscheck(conn, data_dir)) if cross
                  else format_report(coverage(conn)) + format_prices(price_coverage(conn))
-                 + format_measured(measured_coverage(conn)) + format_evidence(unwitnessed_quotes(conn)))
+                 + format_measured(measured_coverage(conn)))
     for line in lines:
         click.echo(line)
 
@@ -223,18 +222,25 @@ def import_():
 @click.option("--version", "version", default="v8", show_default=True, help="Catalog version folder (catalogs/VERSION).")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
               show_default="data/", help="Folder of YAML data files to write into.")
-def import_skypilot(catalog, commit, version, data_dir):
+@click.option("--max-drop", type=click.FloatRange(0, 1), default=0.25, show_default=True,
+              help="The share of a provider's offers an import may lose against its previous snapshot; more "
+                   "stops the import (a catalog cut off looks like that).")
+def import_skypilot(catalog, commit, version, data_dir, max_drop):
     """Cloud offers from SkyPilot's catalog: a git directory at --commit (dated by the commit), or a folder
     of files read one by one with a read.yml giving each file's commit and read date."""
     from etl import skypilot
-    files = skypilot.from_git(catalog, commit, version) if commit else skypilot.from_folder(catalog)
-    result = skypilot.import_files(data_dir, files, skypilot.provider_names(data_dir))
+    from etl.imported import ImportRefused
+    try:
+        files = skypilot.from_git(catalog, commit, version) if commit else skypilot.from_folder(catalog)
+        result = skypilot.import_files(data_dir, files, skypilot.provider_names(data_dir), max_drop)
+    except ImportRefused as error:
+        raise click.ClickException(str(error)) from None
     for path in result.written:
         click.echo(f"wrote {display_path(path)}")
     for provider, names in sorted(result.unmapped.items()):
         click.echo(f"{provider}: no alias row for {', '.join(names)} (rows not imported)", err=True)
-    for provider in result.unknown_providers:
-        click.echo(f"{provider}: no providers row (file not imported)", err=True)
+    for provider, why in sorted(result.skipped.items()):
+        click.echo(f"{provider}: skipped: {why}", err=True)
 
 
 @import_.command(name="mlperf")
@@ -249,18 +255,24 @@ def import_skypilot(catalog, commit, version, data_dir):
 @click.option("--retrieved", required=True, help="Date the summary was read (YYYY-MM-DD).")
 @click.option("--model", "models", multiple=True, metavar="BENCHMARK=SLUG",
               help="A benchmark's model in the models table, besides those the importer knows (repeatable).")
+@click.option("--results", "results_dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="A copy of the round's results repository at COMMIT (at least the performance/run_1 folders of "
+                   "the results with power): writes data/benchmarks/mlperf-power-<round>.yml too.")
+@click.option("--results-retrieved", help="Date the power files were read (YYYY-MM-DD), when not --retrieved.")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
               show_default="data/", help="Folder of YAML data files.")
-def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via, retrieved, models, data_dir):
+def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via, retrieved, models, results_dir,
+                  results_retrieved, data_dir):
     """MLPerf Inference results: data/benchmarks/mlperf-inference-<round>.yml from a round's summary."""
-    from etl.mlperf import Summary, SummaryError, read_summary, write
+    from etl.imported import ImportRefused
+    from etl.mlperf import Summary, read_summary, write
     pairs = tuple(tuple(pair.split("=", 1)) for pair in models)
     if any(len(pair) != 2 for pair in pairs):
         raise click.BadParameter("give BENCHMARK=SLUG", param_hint="--model")
     summary = Summary(round_, repository, commit, repo_path, retrieved, read_via, pairs)
     try:
         imported = write(summary, read_summary(summary_path), data_dir)
-    except SummaryError as error:
+    except ImportRefused as error:
         raise click.ClickException(str(error)) from None
     click.echo(f"Wrote {display_path(imported.path)}: {imported.rows} results.")
     names = imported.names
@@ -268,6 +280,21 @@ def import_mlperf(summary_path, round_, repository, commit, repo_path, read_via,
                f"{len(names.unmapped)} without an alias in data/aliases/mlperf.yml.")
     for name in names.unmapped:
         click.echo(f"  unmapped: {name}")
+    if results_dir:
+        report_power(replace(summary, retrieved=results_retrieved or retrieved), read_summary(summary_path),
+                     results_dir, data_dir)
+
+
+def report_power(summary, rows, results_dir, data_dir):
+    """Write the round's power results and list every result with power not loaded, with the reason."""
+    from etl.mlperf_power import write_power
+    power = write_power(summary, rows, results_dir, data_dir)
+    if power.path is None:
+        click.echo("No result of the summary was submitted with power (has_power): no power file written.")
+        return
+    click.echo(f"Wrote {display_path(power.path)}: {power.loaded} power results, {len(power.skipped)} not loaded.")
+    for skipped in power.skipped:
+        click.echo(f"  not loaded: {skipped.result}: {skipped.reason}", err=True)
 
 
 @cli.command()

@@ -102,6 +102,7 @@ MAXIMA = {
     "high_precision_layers": 1e4, "accelerators_per_node": 1e5, "nodes": 1e5, "total_accelerators": 1e6,
     "result": 1e12, "bandwidth_gbs": 1e8, "dies_per_package": 1e3, "batch": 1e6, "input_tokens": 1e8,
     "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9, "max_input_tokens": 1e8, "power_w": 1e8, "energy_mj_per_query": 1e12,
+    "average_w": 1e8, "window_s": 1e7, "samples": 1e9,
 }
 
 # The smallest plausible values where a positive number can still be a slip of a unit or an exponent, each
@@ -725,6 +726,29 @@ TABLES = (
               "a model and an accelerator with a bandwidth."),
         Field("roofline_share", "number", "result_per_accelerator ÷ roofline_per_accelerator."),
         Field("roofline_basis", "text", "The assumptions of the ceiling: layout, batch, context, weight and KV bits."),
+    )),
+    Table("power_results", "MLPerf Inference power results: the whole system's wall power over one result's "
+          "performance run, recomputed from the power analyzer's samples (spl.txt) beside it as MLCommons' "
+          "submission checker computes it, cited to the result's folder. Whole-system power (accelerators, "
+          "processors, memory, fans, power supplies), not the accelerator's own.", (
+        slug("The benchmark_results slug of the result."),
+        Field("result", "ref", "The result the power was measured with.", required=True, ref="benchmark_results"),
+        Field("samples", "int", "Analyzer samples inside the run's power window (power_begin to power_end of "
+              "mlperf_log_detail.txt) with watts above zero: the samples averaged.", required=True, minimum=1),
+        Field("window_s", "number", "Length of the run's power window, in seconds.", required=True),
+        Field("average_w", "number", "Average wall power of the whole system over the window, in watts: the mean "
+              "of the samples counted (the checker's power metric for Offline, Server and Interactive).",
+              required=True),
+        Field("energy_mj_per_query", "number", "Energy of the whole system per query, in millijoules: average_w × "
+              "window_s × 1000 ÷ queries (the checker's power metric for SingleStream and MultiStream)."),
+        source(required=True), note(),
+    ), label="slug", cited=True, sort="slug", derived=(
+        Field("accelerator", "ref", "The result's accelerator (benchmark_results.accelerator).", ref="accelerators",
+              facet=True),
+        Field("watts_per_accelerator", "number", "average_w ÷ the result's total_accelerators: the system's wall "
+              "power shared over its accelerators, not an accelerator's own draw."),
+        Field("result_per_joule", "number", "The result ÷ average_w, for throughput units (per second): tokens or "
+              "samples per joule of whole-system wall energy."),
     )),
     Table("achieved_rates", "Rates measured by others on real hardware: memory bandwidth by kernel and matrix "
           "multiply throughput, each beside the datasheet peak of the same accelerator, precision and engine.", (

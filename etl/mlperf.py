@@ -13,13 +13,14 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
 import yaml
 
 from .aliases import Resolution, resolve
+from .imported import COMMIT, DATE, REPOSITORY, ImportRefused, Output, record_lines, write_all
 
 DATASET = "mlperf"
 FOLDER = "benchmarks"
@@ -78,7 +79,7 @@ RUN_FORMATS = (
 )
 
 
-class SummaryError(ValueError):
+class SummaryError(ImportRefused):
     """A summary that cannot be imported: names the file and the row."""
 
 
@@ -113,13 +114,13 @@ def slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def whole(value) -> int | None:
+def whole(value, name="count") -> int | None:
     """A count as the summaries write it (8, 8.0, "8", or "" for none)."""
     if value in ("", None):
         return None
     number = float(value)
     if number != int(number):
-        raise ValueError(f"not a whole number: {value!r}")
+        raise ValueError(f"{name}: not a whole number: {value!r}")
     return int(number)
 
 
@@ -164,7 +165,7 @@ def source_record(summary: Summary) -> dict:
 def result_record(summary: Summary, row: dict) -> dict:
     """One benchmark_results record of a summary row, values as stated (counts made whole)."""
     benchmark, target = split_target(row["Model"])
-    per_node, nodes = whole(row.get("a#")), whole(row.get("Nodes"))
+    per_node, nodes = whole(row.get("a#"), "a#"), whole(row.get("Nodes"), "Nodes")
     record = {
         "slug": f"mlperf-{slugify(row['ID'].removeprefix('v'))}-{slugify(row['Model'])}-{slugify(row['Scenario'])}",
         "round": summary.round, "result_id": row["ID"], "division": row["Category"], "category": row["Suite"],
@@ -213,7 +214,7 @@ def total_accelerators(row: dict, per_node: int | None, nodes: int | None):
         return {"value": int(named["count"]), "kind": "derived",
                 "note": f"the count the accelerator name and the system folder state; the summary's count, {stated}, "
                         "is accelerators per node (a#) × nodes"}
-    stated = whole(row.get("Total Accelerators"))
+    stated = whole(row.get("Total Accelerators"), "Total Accelerators")
     if stated is not None:
         return stated
     if per_node is None or nodes is None:
@@ -233,7 +234,7 @@ def power_values(row: dict) -> dict:
     units = row.get("Power_Units")
     if units not in POWER_FIELDS:
         raise ValueError(f"Power_Units {units!r} is not one of {', '.join(POWER_FIELDS)}")
-    return {POWER_FIELDS[units]: float(row["Power_Result"])}
+    return {POWER_FIELDS[units]: float(measured(row, "Power_Result"))}
 
 
 def row_note(row: dict) -> str | None:
@@ -243,13 +244,58 @@ def row_note(row: dict) -> str | None:
     return " ".join(notes) or None
 
 
+ROUND = re.compile(r"v[0-9]+\.[0-9]+")
+
+
+def summary_problem(summary: Summary) -> str | None:
+    """What is wrong with where the summary was read, as the command gives it: each part is cited."""
+    checks = (("--round", summary.round, ROUND, "a round as the summary writes it, such as v5.1"),
+              ("--repository", summary.repository, REPOSITORY, "owner/name of a GitHub repository"),
+              ("--commit", summary.commit, COMMIT, "the full 40-hex-digit commit hash the summary was read at"),
+              ("--retrieved", summary.retrieved, DATE, "the date the summary was read, YYYY-MM-DD"),
+              ("--read-via", summary.read_via or "a/b", REPOSITORY, "owner/name of a GitHub repository"),
+              ("--path", summary.path, re.compile(r"[A-Za-z0-9._/-]{1,200}"), "a path in the repository"))
+    for option, value, pattern, what in checks:
+        if not pattern.fullmatch(value):
+            return f"{option} {value!r}: expected {what}"
+    if summary.retrieved > datetime.now(UTC).date().isoformat():
+        return f"--retrieved {summary.retrieved}: a date in the future (the summary is read before it is imported)"
+    return None
+
+
+def finite(text: str) -> float:
+    """A JSON number that a float holds (1e400 is none)."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is beyond any float")
+    return value
+
+
+def not_a_number(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def measured(row: dict, field: str) -> float:
+    """A result the summary states: a number above 0."""
+    value = row.get(field)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{field}: {value!r} is not a result (a number above 0)")
+    return value
+
+
 def records(summary: Summary, rows: Iterable[dict]) -> list[dict]:
     out, seen = [], set()
     for number, row in enumerate(rows, 1):
         try:
+            if not isinstance(row, dict):
+                raise ValueError(f"expected an object of the summary's columns, got {type(row).__name__}")
+            measured(row, "Performance_Result")
             record = result_record(summary, row)
-        except (KeyError, ValueError) as error:
-            raise SummaryError(f"{summary.path} row {number} ({row.get('ID', '?')}): {error}") from None
+        except KeyError as error:
+            raise SummaryError(f"{summary.path} row {number} ({row.get('ID', '?')}): no {error} column") from None
+        except (TypeError, ValueError) as error:
+            where = f"({row.get('ID', '?')})" if isinstance(row, dict) else ""
+            raise SummaryError(f"{summary.path} row {number} {where}: {error}") from None
         if record["slug"] in seen:
             raise SummaryError(f"{summary.path} row {number}: {record['slug']} twice (same ID, model and scenario)")
         seen.add(record["slug"])
@@ -258,21 +304,39 @@ def records(summary: Summary, rows: Iterable[dict]) -> list[dict]:
 
 
 def read_summary(path: Path) -> list[dict]:
-    """The rows of a summary file: a list of rows, or (v6.1's summary.json) a mapping of row number to row."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return list(data.values()) if isinstance(data, dict) else data
+    """The rows of a summary file: a list of rows, or (v6.1's summary.json) a mapping of row number to row.
+    SummaryError for anything else: not UTF-8, not JSON (HTML, empty, cut off), NaN or a number no float
+    holds, another shape."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8-sig"), parse_float=finite, parse_constant=not_a_number)
+    except UnicodeDecodeError as error:
+        raise SummaryError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    except json.JSONDecodeError as error:
+        raise SummaryError(f"{path}: not JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+    except ValueError as error:
+        raise SummaryError(f"{path}: {error}") from None
+    rows = list(data.values()) if isinstance(data, dict) else data
+    if not isinstance(rows, list) or not rows:
+        raise SummaryError(f"{path}: expected a list of rows (or an object of them), got "
+                           f"{'none' if rows == [] else type(data).__name__}")
+    return rows
 
 
 def write(summary: Summary, rows: list[dict], data_dir: Path) -> Imported:
-    """Write `data/benchmarks/mlperf-inference-<round>.yml` and resolve its accelerator names."""
+    """Write `data/benchmarks/mlperf-inference-<round>.yml`, once the build's rules accept it, and resolve
+    its accelerator names."""
+    if problem := summary_problem(summary):
+        raise SummaryError(problem)
     results = records(summary, rows)
     target = data_dir / FOLDER / f"mlperf-inference-{slugify(summary.round)}.yml"
-    target.parent.mkdir(parents=True, exist_ok=True)
     header = (f"# Written by `computekb import mlperf` from {summary.url}\n"
               "# Do not edit by hand: re-run the importer (accelerator names map through data/aliases/mlperf.yml).\n")
     body = yaml.safe_dump({"sources": sources_used(summary, rows), "benchmark_results": results},
                           sort_keys=False, allow_unicode=True, width=120)
-    target.write_text(header + body, encoding="utf-8")
+    text = header + body
+    starts = record_lines(text, [r["slug"] for r in results])
+    origin = {r["slug"]: f"{summary.path} row {number} ({r['result_id']})" for number, r in enumerate(results, 1)}
+    write_all([Output(target, text, {line: origin[slug] for line, slug in starts.items()})])
     names = resolve(data_dir, DATASET, [r["accelerator_name"] for r in results if "accelerator_name" in r])
     return Imported(target, len(results), names)
 

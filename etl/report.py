@@ -133,16 +133,6 @@ def tier_mix(total):
             f"on the reference dataset (rd): {reference} ({share(reference)})")
 
 
-def unwitnessed_quotes(conn: sqlite3.Connection) -> list[str]:
-    """The vendor-quoted sources that name no witness (docs/DATA.md, "Evidence rules v3")."""
-    return [slug for (slug,) in conn.execute(
-        "select slug from sources where tier = 'vendor-quoted' and witness is null order by slug")]
-
-
-def format_evidence(unwitnessed: list[str]) -> list[str]:
-    """The evidence section: vendor quotes still without a second witness."""
-    return ["", f"vendor-quoted sources without a witness: {len(unwitnessed)}"] + [f"  {slug}" for slug in unwitnessed]
-
 
 @dataclass(frozen=True)
 class PriceCoverage:

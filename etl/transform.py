@@ -489,6 +489,20 @@ def benchmark_columns(stage):
         stage.set_column("benchmark_results", column, ((r.slug, getattr(r, field)) for r in found))
 
 
+def power_columns(stage):
+    """Each power result's accelerator, watts per accelerator and result per joule, from its benchmark result."""
+    aliases = stage.select("accelerator_aliases", ("dataset", "name", "accelerator"))
+    accelerator_of = dict(benchmark_accelerators(aliases, stage.select("benchmark_results", ("slug", "accelerator_name"))))
+    results = {r["slug"]: r for r in stage.select("benchmark_results", ("slug", "total_accelerators", "result", "units"))}
+    power = [(p["slug"], p["average_w"], results.get(p["result"])) for p in stage.select("power_results",
+                                                                                      ("slug", "result", "average_w"))]
+    stage.set_column("power_results", "accelerator", ((slug, accelerator_of.get(r["slug"])) for slug, _, r in power if r))
+    stage.set_column("power_results", "watts_per_accelerator", (
+        (slug, round(watts / r["total_accelerators"], 2)) for slug, watts, r in power if r and r["total_accelerators"]))
+    stage.set_column("power_results", "result_per_joule", (
+        (slug, round(r["result"] / watts, 4)) for slug, watts, r in power if r and r["units"].endswith("/s")))
+
+
 def cross_file_columns(stage):
     """Set the columns that depend on rows of other files, once every file is staged in `stage` (a load.StagingDatabase)."""
     articles = stage.select("articles", ("translation_key", "slug", "language"), order_by=("translation_key", "slug"))
@@ -518,6 +532,7 @@ def cross_file_columns(stage):
     stage.set_column("accelerators", "strongest_tier", ((r.accelerator, r.strongest) for r in ranges))
     stage.set_column("accelerators", "weakest_tier", ((r.accelerator, r.weakest) for r in ranges))
     benchmark_columns(stage)
+    power_columns(stage)
     stage.set_column("citations", "tier", ((source["slug"], source["tier"]) for source in sources), key="source")
     kinds = ((source["slug"], default_citation_kind(source["tier"], source["article"])) for source in sources)
     stage.set_column("citations", "kind", kinds, key="source", only_null=True)

@@ -325,7 +325,8 @@ def source_problems(source, _written):
                        "copies verbatim; an unnamed copy is third-party")
     if source["tier"] == QUOTED_TIER:
         for name, what in (("title", "the title of the vendor document quoted"),
-                           ("read_via", "the address of the page that quotes it")):
+                           ("read_via", "the address of the page that quotes it"),
+                           ("witness", "another source that states the same figures")):
             if not source.get(name):
                 yield name, f"a vendor-quoted source needs {what} ({name})"
     if source.get("witness") is not None and source["witness"] == source["slug"]:

@@ -15,7 +15,7 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from rapidfuzz import fuzz, process
 
-from domain.schema import AUTHORED, ENGINES, TABLES_BY_NAME
+from domain.schema import AUTHORED, ENGINES, KIND_LABELS, TABLES_BY_NAME
 from domain.units import DENSE_PRECISIONS
 from serving.citation_text import shown_title
 from serving.labels import FIELDS, IDENTITY, label
@@ -259,6 +259,12 @@ async def table(db, slugs, specs, sql, one_scope):
         spec.citations = [cited.get((slug, spec.key)) for slug in slugs]
         mark_best(spec, one_scope)
         rows.append(spec)
+    for spec in rows:  # the kind of figure before it, where its field has one: "TBP 450"
+        kind_by = FIELDS[spec.key].kind_by if spec.key in FIELDS else None
+        kinds = by_key[kind_by].values if kind_by in by_key else []
+        if len(kinds) == len(spec.shown):
+            spec.shown = [f"{KIND_LABELS[kind]} {shown}" if kind and shown is not None else shown
+                          for kind, shown in zip(kinds, spec.shown)]
     return rows
 
 

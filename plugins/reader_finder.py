@@ -163,7 +163,9 @@ def facets(datasette, results):
         for r in results.get(column, {}).get("results", [])]) for column, title in FACETS]
 
 
-FILTER = re.compile(r'\b(?P<column>[a-z][a-z0-9_]*) (?P<op>[≥≤<>=]|contains) (?P<value>"[^"]*"|-?[0-9.]+)')
+FILTER = re.compile(r'\b(?P<column>[a-z][a-z0-9_]*) (?P<op>[≥≤<>=]|!=|contains) (?P<value>"[^"]*"|-?[0-9.]+)')
+# The default filter of the finder, in the reader's words.
+PER_DEVICE_WORDS = "not a system"
 SORTED = re.compile(r"(?P<lead>^| )sorted by (?P<column>[a-z][a-z0-9_]*)(?P<descending> descending)?$")
 
 
@@ -181,6 +183,8 @@ def readable(description):
         field = FIELDS.get(match["column"])
         if field is None:
             return match[0]
+        if (match["column"], match["op"], match["value"]) == (PER_DEVICE[0].split("__")[0], "!=", f'"{PER_DEVICE[1]}"'):
+            return PER_DEVICE_WORDS
         words, value = field.header or field.shown_label, match["value"]
         if match["column"].startswith("native_") and match["op"] == "=":
             return f"native {words}" if value == '"yes"' else f"{words} {value.strip(chr(34))}"

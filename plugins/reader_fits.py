@@ -48,7 +48,8 @@ CHOICES_SQL = {
     "models": "select slug, name, max_context from models order by name",
     "checkpoints": "select slug, model, name from checkpoints order by name",
     "formats": "select slug, name, kind, coalesce(effective_bits, bits) as bits from number_formats "
-               "where kind <> 'integer' or slug = 'int8' order by bits desc, slug",
+               "where (kind <> 'integer' or slug = 'int8') and coalesce(effective_bits, bits) is not null "
+               "order by bits desc, slug",  # a format of unknown size sizes nothing
     "accelerators": "select slug, name, vendor, device_class from accelerators where device_class <> 'dpu' order by name",
     "vendors": "select distinct v.slug, v.name from vendors v join accelerators a on a.vendor = v.slug order by v.name",
     "classes": "select distinct device_class as slug from accelerators where device_class <> 'dpu' order by 1",
@@ -94,7 +95,7 @@ class Form:
     def from_request(cls, request):
         return cls(**{f.name: request.args.get(f.name, f.default).strip() for f in fields(cls)})
 
-    def asked(self, choices) -> tuple[Asked | None, list[str]]:
+    def asked(self, choices) -> tuple[Asked | None, list["Problem"]]:
         """The question, or every problem of the form at once, each naming its field as labelled."""
         formats = {f["slug"]: f["name"] for f in choices["formats"]}
         weights = {f"format:{slug}": name for slug, name in formats.items()}

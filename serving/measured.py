@@ -219,11 +219,16 @@ class CompareRow:
     unit: str
     cells: list
 
+    @property
+    def single(self) -> bool:
+        """Whether only one of several accelerators has this row (the page folds such rows, never drops them)."""
+        return len(self.cells) > 1 and sum(cell is not None for cell in self.cells) == 1
+
 
 def compare_rows(slugs, results, rates):
     """Like with like: a row per benchmark, accuracy target, scenario and round (the best result of each
-    accelerator), then a row per achieved measure, precision and source (its percentage of peak); with
-    several accelerators, only the rows that at least two of them have."""
+    accelerator), then a row per achieved measure, precision and source (its percentage of peak). A row one
+    accelerator lacks stays, its cell saying so: a missing result is an answer too."""
     by_key = {}
     for slug in slugs:
         for row in results.get(slug, []):
@@ -236,6 +241,5 @@ def compare_rows(slugs, results, rates):
             best = by_rate.setdefault((label, "% of peak"), {})
             if slug not in best or (rate["percent_of_peak"] or 0) > (best[slug]["percent_of_peak"] or 0):
                 best[slug] = rate
-    rows += [CompareRow(label, unit, [cells.get(slug) for slug in slugs]) for (label, unit), cells in sorted(by_rate.items())]
-    least = min(2, len(slugs))
-    return [row for row in rows if sum(cell is not None for cell in row.cells) >= least]
+    return rows + [CompareRow(label, unit, [cells.get(slug) for slug in slugs])
+                   for (label, unit), cells in sorted(by_rate.items())]

@@ -131,7 +131,8 @@ fits as materialized (
     json_extract(s, '$.problem') as problem,
     (select group_concat(printf('%.2f %s', price, currency), '; ')
        from (select min(price_per_gpu_hour) as price, currency from cloud_offers o
-             where o.accelerator = sized.slug and o.current group by currency order by currency)
+             where o.accelerator = sized.slug and o.current and o.price_per_gpu_hour is not null
+             group by currency order by currency)
     ) as cheapest_per_gpu_hour
   from sized
 )

@@ -255,3 +255,10 @@ async def test_eight_accelerators_are_the_most_compared(client, conn):
     assert eight.status_code == 200 and all(f'href="/computekb/accelerators/{s}"' in eight.text for s in slugs[:8])
     nine = await client.get(f"/-/compare?ids={','.join(slugs)}")
     assert nine.status_code == 400 and "got 9" in nine.text
+
+
+async def test_power_is_compared_with_its_kind(client):
+    page = (await client.get("/-/compare?ids=nvidia-rtx-4090,amd-mi250x")).text
+    row = page[page.index('<tr data-field="tdp_w">'):]
+    row = row[:row.index("</tr>")]
+    assert "TBP 450" in row and "TDP 560" in row

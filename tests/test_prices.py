@@ -91,7 +91,7 @@ def test_import_from_files_read_one_by_one(tmp_path, data_dir):
     (folder / "read.yml").write_text(
         "files:\n  - {path: catalogs/v8/cloudco/vms.csv, commit: " + "ab" * 20 + ", read: 2026-12-02, note: Whole file.}\n",
         encoding="utf-8")
-    paths, unmapped, unknown = skypilot.import_files(data_dir, skypilot.from_folder(folder), {"cloudco": "CloudCo"})
+    paths, unmapped, unknown, _ = skypilot.import_files(data_dir, skypilot.from_folder(folder), {"cloudco": "CloudCo"})
     assert unmapped == {"cloudco": ["Z9"]}, "a name with no alias row is reported, not imported"
     assert unknown == []
     assert [p.relative_to(data_dir).as_posix() for p in paths] == [
@@ -124,9 +124,10 @@ def test_import_from_git_is_dated_by_the_commit(tmp_path, data_dir):
         subprocess.run(["git", *command], cwd=repo, env=env, check=True)
     files = skypilot.from_git(repo / ".git", "HEAD", "v8")
     assert [(f.provider, f.date, f.date_basis) for f in files] == [("cloudco", "2025-04-03", "observed")]
-    paths, _, unknown = skypilot.import_files(data_dir, files, {"other": "Other"})
-    assert (paths, unknown) == ([], ["cloudco"]), "a provider with no providers row is not imported"
-    paths, _, _ = skypilot.import_files(data_dir, files, {"cloudco": "CloudCo"})
+    paths, _, unknown, skipped = skypilot.import_files(data_dir, files, {"other": "Other"})
+    assert (paths, unknown, skipped) == ([], ["cloudco"], {"cloudco": "no providers row"}), \
+        "a provider with no providers row is not imported, and said"
+    paths, _, _, _ = skypilot.import_files(data_dir, files, {"cloudco": "CloudCo"})
     doc = written(paths[0])
     assert doc["sources"][0]["published"] == "2025-04-03"
     assert {(o["observed"], o["date_basis"]) for o in doc["cloud_offers"]} == {("2025-04-03", "observed")}

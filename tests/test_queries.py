@@ -274,6 +274,17 @@ async def test_what_fits_refuses_a_bad_parameter(client, params, message):
     assert await refusal(client, "what-fits", **params) == message
 
 
+async def test_an_offer_without_a_price_is_no_price(client, conn):
+    """printf('%.2f') of NULL is 0.00: an accelerator whose current offers state no price has none."""
+    unpriced = {slug for slug, in conn.execute(
+        "select accelerator from cloud_offers where current group by accelerator "
+        "having count(price_per_gpu_hour) = 0")}
+    rows = await run(client, "what-fits", **LLAMA_70B_FP16)
+    assert unpriced and {r["accelerator"]: r["cheapest_per_gpu_hour"] for r in rows
+                         if r["accelerator"] in unpriced} == dict.fromkeys(unpriced & {r["accelerator"] for r in rows})
+    assert not [r for r in rows if "0.00 " in (r["cheapest_per_gpu_hour"] or "")]
+
+
 async def test_an_unknown_model_is_offered_the_closest_names(client):
     message = await refusal(client, "what-fits", **{**LLAMA_70B_FP16, "model": "llama-3-1-7b"})
     assert message.startswith("model 'llama-3-1-7b' is not one of the models here; did you mean ")

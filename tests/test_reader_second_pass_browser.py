@@ -89,7 +89,7 @@ def test_compare_names_stay_in_view_while_scrolling_and_nothing_is_clipped(serve
     assert table.bounding_box()["x"] + table.bounding_box()["width"] <= 1400, "the last column is not clipped"
     assert page.evaluate("document.documentElement.scrollWidth") <= 1400
     page.locator("tr[data-field=memory_bandwidth_gbs_per_w]").scroll_into_view_if_needed()
-    page.mouse.wheel(0, 400)
+    page.mouse.wheel(0, 600)
     page.wait_for_timeout(200)
     assert page.evaluate("scrollY") > 500
     head = page.locator("thead th[data-accelerator=nvidia-b200]")

@@ -100,3 +100,19 @@ def test_a_model_found_by_search_has_a_page_and_both_ways_to_what_fits(server, p
     page.get_by_role("button", name="Size it").click()
     page.wait_for_load_state("networkidle")
     assert "/-/what-fits" in page.url and "accelerator=nvidia-h200-sxm" in page.url and "model=llama-3-1-70b" in page.url
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_compare_starts_from_the_sheet_shows_the_table_first_and_keeps_unshared_results(server, page, width):
+    opened(page, server, H200, width)
+    page.get_by_role("link", name="Compare it with other accelerators").click()
+    page.wait_for_load_state("networkidle")
+    assert page.locator("input[name=ids][value=nvidia-h200-sxm]").is_checked(), "the sheet's accelerator is picked"
+    # the MI100 has no MLPerf result: the H200's rows stay, its cells saying so
+    opened(page, server, "/-/compare?ids=nvidia-h200-sxm,amd-mi100", width)
+    table = page.locator("table.compare-table").first.bounding_box()
+    assert table["y"] < 900, f"the table starts on the first screen, at {table['y']:.0f} px"
+    measured = page.locator("table.compare-measured tbody tr")
+    assert measured.count() > 0
+    cell = page.locator("table.compare-measured td[data-measured-column=amd-mi100]").first
+    assert cell.text_content().strip().endswith("no result")

@@ -1,0 +1,119 @@
+"""MLPerf power results: the importer's average power and energy per query (etl/mlperf_power.py), what it does
+with missing and bad files, and the derived columns of the build. Expected values are worked by hand."""
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from computekb.cli import cli
+from etl.mlperf import Summary
+from etl.mlperf_power import power_figures, run_folder, run_log, write_power
+
+FIXTURE = Path(__file__).parent / "fixture"
+RUN = FIXTURE / "mlperf" / "results" / "closed/Acme/results/Sys1/tiny-dense-99/Offline/performance/run_1"
+SUMMARY = Summary("v1.0", "mlcommons/inference_results_v1.0", "0123456789abcdef0123456789abcdef01234567",
+                  "summary_results.json", "2026-12-01")
+
+
+def test_average_power_of_the_fixture_run():
+    """The window is 10:00:00.500 to 10:00:04.500 (4 s). Of the six samples, 10:00:00 and 10:00:05 fall outside
+    it and 10:00:02 reads 0 W; the checker keeps 2,300, 2,400 and 2,500 W: (2,300 + 2,400 + 2,500) / 3 = 2,400 W."""
+    log = run_log((RUN / "mlperf_log_detail.txt").read_text())
+    figures = power_figures("Offline", (RUN / "spl.txt").read_text(), log)
+    assert (figures.samples, figures.window_s, figures.average_w, figures.energy_mj_per_query) == (3, 4.0, 2400.0, None)
+
+
+def test_energy_per_query_of_the_latency_scenarios():
+    """SingleStream: 2,400 W × 4 s × 1000 / 800 queries = 12,000 mJ a query. A MultiStream result whose run was
+    SingleStream counts 8 samples a query, as the checker does: 96,000 mJ."""
+    detail, samples = (RUN / "mlperf_log_detail.txt").read_text(), (RUN / "spl.txt").read_text()
+    single = run_log(detail.replace('"Offline"', '"SingleStream"'))
+    assert power_figures("SingleStream", samples, single).energy_mj_per_query == 12000.0
+    assert power_figures("MultiStream", samples, single).energy_mj_per_query == 96000.0
+    assert power_figures("MultiStream", samples, run_log(detail.replace('"Offline"', '"MultiStream"'))) \
+        .energy_mj_per_query == 12000.0
+
+
+def test_run_folder_from_either_form_of_location():
+    assert run_folder("closed/A/results/S/bert-99/Offline") == "closed/A/results/S/bert-99/Offline/performance/run_1"
+    assert run_folder("./closed/A/results/S/bert-99/Offline/performance/run_1") == \
+        "closed/A/results/S/bert-99/Offline/performance/run_1"
+
+
+def power_row(system, watts=2400.0, scenario="Offline"):
+    return {"ID": "1.0-0009", "Category": "closed", "Suite": "datacenter", "Submitter": "Acme", "System": system,
+            "Accelerator": "Acme X1-96GB", "a#": 8, "Nodes": 1, "Model": "tiny-dense-99", "Scenario": scenario,
+            "Performance_Result": 960000.0, "Performance_Units": "Tokens/s", "has_power": True,
+            "Power_Result": watts, "Power_Units": "Watts", "Location": f"closed/Acme/results/{system}/tiny-dense-99/"
+            f"{scenario}"}
+
+
+def copy_run(root, system, spl, detail=None):
+    run = root / f"closed/Acme/results/{system}/tiny-dense-99/Offline/performance/run_1"
+    run.mkdir(parents=True)
+    (run / "spl.txt").write_text(spl)
+    (run / "mlperf_log_detail.txt").write_text(detail or (RUN / "mlperf_log_detail.txt").read_text())
+
+
+def test_bad_and_missing_power_files_are_listed_with_the_reason(tmp_path):
+    """Every result with power is loaded or listed: no files, no window, no sample in it, a line not the
+    analyzer's. One whose summary figure differs is loaded with a note saying both."""
+    spl, detail = (RUN / "spl.txt").read_text(), (RUN / "mlperf_log_detail.txt").read_text()
+    results = tmp_path / "results"
+    copy_run(results, "Good", spl)
+    copy_run(results, "Differs", spl)
+    copy_run(results, "NoWindow", spl, detail.replace("power_end", "power_stop"))
+    copy_run(results, "Outside", spl.replace("12-01-2026", "12-02-2026"))
+    copy_run(results, "Garbled", spl.replace("Watts,2400.000000", "Watts,lots"))
+    rows = [power_row("Good"), power_row("Differs", watts=2600.0), power_row("Missing"), power_row("NoWindow"),
+            power_row("Outside"), power_row("Garbled"), {**power_row("NoPower"), "has_power": False}]
+    imported = write_power(SUMMARY, rows, results, tmp_path / "data")
+    assert imported.loaded == 2
+    reasons = [skipped.reason for skipped in imported.skipped]
+    assert len(reasons) == 4
+    assert reasons[0] == "no spl.txt or mlperf_log_detail.txt in closed/Acme/results/Missing/tiny-dense-99/Offline/" \
+                         "performance/run_1"
+    assert "no power_end" in reasons[1]
+    assert "no sample inside the run's window" in reasons[2]
+    assert "could not convert string to float: 'lots'" in reasons[3]
+    written = yaml.safe_load(imported.path.read_text())
+    assert [r.get("note") for r in written["power_results"]] == [
+        None, "The summary's Power_Result is 2600 Watts; the files give 2400."]
+    assert imported.path.read_text().count("# Not loaded: 1.0-0009 tiny-dense-99 Offline: ") == 4
+
+
+def test_the_importer_writes_the_committed_power_fixture(tmp_path):
+    """`import mlperf --results` gives the fixture's power file byte for byte, and says what it loaded."""
+    args = ["--summary", str(FIXTURE / "mlperf" / "summary_results.json"), "--round", "v1.0",
+            "--repository", "mlcommons/inference_results_v1.0", "--commit", "0123456789abcdef0123456789abcdef01234567",
+            "--retrieved", "2026-12-01", "--model", "tiny-dense=tiny-dense", "--results", str(FIXTURE / "mlperf" / "results")]
+    out = CliRunner().invoke(cli, ["import", "mlperf", *args, "--data", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    assert "1 power results, 0 not loaded." in out.output
+    written = tmp_path / "benchmarks" / "mlperf-power-v1-0.yml"
+    assert written.read_text() == (FIXTURE / "data" / "benchmarks" / "mlperf-power-v1-0.yml").read_text()
+
+
+def test_power_columns_of_the_fixture(fixture_db):
+    """2,400 W over 8 accelerators: 300 W each; 960,000 tokens/s ÷ 2,400 W = 400 tokens per joule."""
+    conn = sqlite3.connect(f"file:{fixture_db}?mode=ro", uri=True)
+    row = conn.execute("select accelerator, average_w, watts_per_accelerator, result_per_joule from power_results "
+                       "where slug = 'mlperf-1-0-0001-tiny-dense-99-offline'").fetchone()
+    kind = conn.execute("select kind from citations where table_name = 'power_results' and field = 'average_w'").fetchone()
+    conn.close()
+    assert row == ("acme-x1", 2400.0, 300.0, 400.0)
+    assert kind == ("measured",)
+
+
+@pytest.mark.parametrize("slug, watts", [
+    ("mlperf-5-1-0061-llama2-70b-99-offline", 10401.0),   # Lenovo SR680a V3, 8 × B200: the summary's 10,400.999 W
+    ("mlperf-4-1-0049-llama2-70b-99-offline", 6152.98),   # NVIDIA's 8 × H200 MaxQ: the summary's 6,152.984 W
+])
+def test_real_power_results_agree_with_the_summaries(slug, watts):
+    data = Path(__file__).parent.parent / "data" / "benchmarks"
+    records = {r["slug"]: r for path in data.glob("mlperf-power-*.yml")
+               for r in yaml.safe_load(path.read_text())["power_results"]}
+    assert records[slug]["average_w"] == watts and "note" not in records[slug]
