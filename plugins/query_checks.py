@@ -105,7 +105,9 @@ CHECKS = {
 }
 CHECKS.update({
     name: lambda args, lookup: benchmark_problems(args, lookup)
-    for name in ("measured-vs-roofline", "best-result-per-accelerator", "energy-per-accelerator")})
+    for name in ("measured-vs-roofline", "best-result-per-accelerator")})
+CHECKS["energy-per-accelerator"] = lambda args, lookup: benchmark_problems(args, lookup) + [
+    str(e) for e in parameters.problems(args, (Check("kwh_usd", parameters.usd_per_kwh),))[1]]
 # no parameter is required: an empty form is an answer
 ALWAYS_CHECKED = {"per-dollar-per-watt", "cost-per-million-tokens"}
 

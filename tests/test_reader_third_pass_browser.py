@@ -4,6 +4,9 @@ checks what one friction was about (the spec sheet's noise, the measured section
 import re
 
 import pytest
+from test_reader_second_pass_browser import SVG_CHARTS
+
+from conftest import DASHBOARD_PAGES_FAIL_ON_1
 
 pytestmark = pytest.mark.browser
 
@@ -100,6 +103,7 @@ def test_a_model_found_by_search_has_a_page_and_both_ways_to_what_fits(server, p
     page.get_by_role("button", name="Size it").click()
     page.wait_for_load_state("networkidle")
     assert "/-/what-fits" in page.url and "accelerator=nvidia-h200-sxm" in page.url and "model=llama-3-1-70b" in page.url
+    assert page.locator("#answer-heading a.model-link").get_attribute("href") == "/computekb/models/llama-3-1-70b"
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -116,3 +120,29 @@ def test_compare_starts_from_the_sheet_shows_the_table_first_and_keeps_unshared_
     assert measured.count() > 0
     cell = page.locator("table.compare-measured td[data-measured-column=amd-mi100]").first
     assert cell.text_content().strip().endswith("no result")
+
+
+@DASHBOARD_PAGES_FAIL_ON_1
+@pytest.mark.parametrize("width", WIDTHS)
+def test_dashboard_charts_fit_a_phone_without_leaflet_or_sram(server, browser, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    context.add_init_script(SVG_CHARTS)
+    page = context.new_page()
+    requested = []
+    page.on("request", lambda r: requested.append(r.url))
+    try:
+        page.goto(server + "/-/dashboards/accelerator-landscape")
+        page.wait_for_load_state("networkidle")
+        page.locator("#chart-dense-fp8-fp4 svg.marks path").first.wait_for()
+        assert [u for u in requested if "leaflet" in u] == [], "no map on this page, no map library"
+        cards = page.locator(".dashboard-card").count()
+        assert len([u for u in requested if "sql=" in u]) <= cards, "one data request per chart at most"
+        assert page.locator("#chart-dense-fp8-fp4 .mark-rect path").count() > 20, "the bars are drawn"
+        for chart in ("dense-fp8-fp4", "memory-vs-bandwidth"):
+            card = page.locator(f"#card-{chart}").bounding_box()
+            plot = page.locator(f"#chart-{chart} svg.marks").bounding_box()
+            assert plot["x"] >= card["x"] - 1 and plot["x"] + plot["width"] <= card["x"] + card["width"] + 1, chart
+        text = " ".join(page.locator(".dashboard-card svg.marks").all_text_contents())
+        assert "WSE-3" not in text and "LPU" not in text, "on-chip SRAM is charted only when asked for"
+    finally:
+        context.close()
