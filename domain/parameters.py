@@ -120,6 +120,16 @@ def bandwidth_share(value) -> float | None:
     return float(share)
 
 
+def usd_per_kwh(value) -> float | None:
+    """A price of electricity in USD per kWh, above 0 and at most 10; empty: the default price."""
+    if value in (None, ""):
+        return None
+    price = number("kwh_usd", value, positive=True)
+    if price > 10:
+        raise ParameterError("kwh_usd", f"must be a price in USD per kWh above 0 and at most 10, got {value!r}")
+    return float(price)
+
+
 def runtime(value) -> str:
     """A runtime's slug; empty: the default runtime."""
     slug = runtimes.DEFAULT_RUNTIME if value in (None, "") else str(value).strip().lower()

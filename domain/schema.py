@@ -102,7 +102,7 @@ MAXIMA = {
     "high_precision_layers": 1e4, "accelerators_per_node": 1e5, "nodes": 1e5, "total_accelerators": 1e6,
     "result": 1e12, "bandwidth_gbs": 1e8, "dies_per_package": 1e3, "batch": 1e6, "input_tokens": 1e8,
     "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9, "max_input_tokens": 1e8, "power_w": 1e8, "energy_mj_per_query": 1e12,
-    "average_w": 1e8, "window_s": 1e7, "samples": 1e9,
+    "average_w": 1e8, "window_s": 1e7, "samples": 1e9, "usd_per_kwh": 10,
 }
 
 # The smallest plausible values where a positive number can still be a slip of a unit or an exponent, each
@@ -431,7 +431,7 @@ TABLES = (
         page_facets=("vendor", "device_class", "memory_kind", "native_fp8", "native_fp4"),
         finder=("name", "vendor", "device_class", "memory_gb", "memory_kind", "memory_type", "memory_bandwidth_gbs", "tdp_w",
                 "native_fp8", "native_fp4", "fp4_formats", "launch_price_usd", "cheapest_gpu_hour_usd", "note"),
-        finder_folded=("vendor", "device_class"),
+        finder_folded=("vendor", "device_class", "memory_kind"),
         derived=(
         Field("launch_price_usd", "quantity", "Derived, never authored: the per-device amount of the accelerator's "
               "launch-list price in USD (prices table; the earliest when several), where one exists.", unit="USD",
@@ -750,6 +750,18 @@ TABLES = (
         Field("result_per_joule", "number", "The result ÷ average_w, for throughput units (per second): tokens or "
               "samples per joule of whole-system wall energy."),
     )),
+    Table("electricity_prices", "Average prices of electricity, per region, sector and period, as a statistics "
+          "office publishes them: the default price per kWh of the energy cost per million tokens (the reader sets "
+          "another).", (
+        slug(),
+        Field("region", "text", "Where the price applies, as the source names it.", required=True),
+        Field("sector", "text", "The customers it is the average of (commercial, industrial...), as the source "
+              "names them.", required=True),
+        Field("period", "text", "The period it is the average of (2023).", required=True),
+        Field("usd_per_kwh", "number", "Average price in US dollars per kilowatt-hour (the source's cents ÷ 100).",
+              required=True),
+        source(required=True), note(),
+    ), label="slug", cited=True, sort="slug"),
     Table("achieved_rates", "Rates measured by others on real hardware: memory bandwidth by kernel and matrix "
           "multiply throughput, each beside the datasheet peak of the same accelerator, precision and engine.", (
         slug(),

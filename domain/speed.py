@@ -33,17 +33,14 @@ from dataclasses import dataclass, replace
 
 from . import sizing
 
-# vLLM has no measurement here: it takes TensorRT-LLM's fixed cost, fitted on dense Llama models like those
-# vLLM is mostly asked about (SGLang's rests on DeepSeek-V3 alone and holds its MoE dispatch too).
-LAYER_COST_OF = {"vllm": "tensorrt-llm"}
-
 
 @dataclass(frozen=True)
 class Parameters:
     """The fitted parameters, in seconds or as shares."""
 
     llama_cpp_layer_s: float      # fixed cost per layer and step, llama.cpp
-    tensorrt_llm_layer_s: float   # the same, TensorRT-LLM (and vLLM)
+    tensorrt_llm_layer_s: float   # the same, TensorRT-LLM
+    vllm_layer_s: float           # the same, vLLM
     sglang_layer_s: float         # the same, SGLang
     exchange_s: float             # latency of one all-reduce or pipeline hand-off (NVLink)
     moe_expert_s: float           # per distinct expert a step runs, per MoE layer (routing, grouped GEMM tiles)
@@ -52,21 +49,22 @@ class Parameters:
     bandwidth_share: float        # of the datasheet bandwidth, where no achieved bandwidth is measured
 
     def layer_s(self, runtime: str) -> float:
-        runtime = LAYER_COST_OF.get(runtime, runtime)
         return getattr(self, f"{runtime.replace('-', '_')}_layer_s")
 
 
-# Fitted by `fit` on the 37 rows of data/measured/speed-measurements.yml (FITTED_ON), three significant
+# Fitted by `fit` on the 46 rows of data/measured/speed-measurements.yml (FITTED_ON), three significant
 # digits; the measurements each parameter rests on:
 # - llama_cpp_layer_s: the 19 llama.cpp rows (batch 1: Llama 2 7B in F16, Q8_0 and Q4_0, Llama 3 8B and 70B in
 #   F16 and Q4_K_M, on one GPU, two RTX 4090 and Apple M2 Ultra: the part of a step that does not scale with
 #   the bytes);
 # - tensorrt_llm_layer_s: the 15 TensorRT-LLM rows; sglang_layer_s: the 3 SGLang rows (DeepSeek-V3);
-# - exchange_s: the Llama 2 70B rows at TP 2 and 4, DeepSeek-V3 at TP 8 and the two-GPU llama.cpp layer splits.
-#   It ends at the top of its range (30 µs; NVIDIA nccl issue #1259 measures 6 µs): the rows cannot tell it from
-#   SGLang's fixed cost;
-# - moe_expert_s: the DeepSeek-V3 rows at batch 1, 8 and 32 (8, 57 and 160 experts a layer). It ends at the
-#   bottom of its range: SGLang's fixed cost per layer explains the three rows alone;
+# - vllm_layer_s: the 9 vLLM rows (its continuous benchmark: batch 8, 32 + 128 tokens, Llama 3.1 8B, Llama 3
+#   70B at TP 4 and Mixtral 8x7B at TP 2 on A100, H100 and H200);
+# - exchange_s: the TensorRT-LLM and vLLM rows with tensor parallelism, DeepSeek-V3 at TP 8 and the two-GPU
+#   llama.cpp layer splits. It ends at the top of its range (30 µs; NVIDIA nccl issue #1259 measures 6 µs): the
+#   rows cannot tell it from the runtimes' fixed costs;
+# - moe_expert_s: the DeepSeek-V3 rows at batch 1, 8 and 32 (8, 57 and 160 experts a layer) and the Mixtral
+#   8x7B rows. It ends at the bottom of its range: the runtimes' fixed costs per layer explain those rows alone;
 # - sequence_layer_s: the TensorRT-LLM rows at batch 16 to 1,024 (the batch's share of each layer's kernels);
 # - compute_share: the large batches and 2,048-token prompts of the TensorRT-LLM rows;
 # - bandwidth_share: the rows on accelerators without an achieved bandwidth (RTX 3090, 3090 Ti, 4090, L40S,
@@ -75,15 +73,16 @@ class Parameters:
 PARAMETERS = Parameters(
     llama_cpp_layer_s=131e-6,
     tensorrt_llm_layer_s=171e-6,
+    vllm_layer_s=74.1e-6,
     sglang_layer_s=456e-6,
     exchange_s=30.0e-6,
     moe_expert_s=0.0100e-6,
     sequence_layer_s=0.580e-6,
-    compute_share=0.662,
+    compute_share=0.661,
     bandwidth_share=0.896,
 )
-FITTED_ON = 37         # measurements
-TYPICAL_ERROR = 0.156  # median of |expected ÷ measured − 1| in leave-one-out
+FITTED_ON = 46         # measurements
+TYPICAL_ERROR = 0.140  # median of |expected ÷ measured − 1| in leave-one-out
 
 
 def basis() -> str:
@@ -230,11 +229,12 @@ def cases(conn) -> list[Case]:
 # The fit
 
 BOUNDS = {  # the range each parameter is searched in (log scale)
-    "llama_cpp_layer_s": (1e-7, 1e-3), "tensorrt_llm_layer_s": (1e-7, 1e-3), "sglang_layer_s": (1e-7, 1e-3),
+    "llama_cpp_layer_s": (1e-7, 1e-3), "tensorrt_llm_layer_s": (1e-7, 1e-3), "vllm_layer_s": (1e-7, 1e-3),
+    "sglang_layer_s": (1e-7, 1e-3),
     "exchange_s": (2e-6, 3e-5), "moe_expert_s": (1e-8, 1e-4), "sequence_layer_s": (1e-10, 1e-5), "compute_share": (0.05, 1.0),
     "bandwidth_share": (0.2, 1.0),
 }
-START = Parameters(5e-6, 5e-6, 5e-6, 6e-6, 1e-6, 1e-8, 0.5, 0.7)
+START = Parameters(5e-6, 5e-6, 5e-6, 5e-6, 6e-6, 1e-6, 1e-8, 0.5, 0.7)
 
 
 def error(cases_: list[Case], p: Parameters) -> float:

@@ -2,8 +2,10 @@
 
 from datasette import hookimpl
 from datasette.utils import urlsafe_components
+from datasette.utils.asgi import BadRequest
 
-from serving.measured import by_round, read, read_energy, shown
+from domain.parameters import ParameterError, usd_per_kwh
+from serving.measured import by_round, electricity_price, read, read_energy, shown
 from serving.metadata import DATABASE
 
 
@@ -16,10 +18,14 @@ def extra_template_vars(view_name, database, table, request, datasette):
 
     async def inner():
         slug = urlsafe_components(request.url_vars["pks"])[0]
+        try:
+            price = usd_per_kwh(request.args.get("kwh_usd", "").strip())
+        except ParameterError as error:
+            raise BadRequest(str(error)) from None
         db = datasette.get_database(DATABASE)
         results, rates = await read(db, [slug])
         return {"measured": {"rounds": by_round(results.get(slug, [])), "rates": rates.get(slug, []),
-                             "energy": await read_energy(db, slug)}}
+                             "energy": await read_energy(db, slug, await electricity_price(db, price))}}
     return inner
 
 

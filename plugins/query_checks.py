@@ -15,7 +15,7 @@ from datasette import hookimpl
 
 from domain import parameters
 from domain.parameters import Check, ParameterError
-from serving.query_args import search_problem
+from serving.query_args import COST_DEFAULTS, search_problem
 
 REFUSALS = "computekb.refusals"  # key of the ASGI scope where a request collects refusals
 
@@ -55,8 +55,8 @@ FORMATS_WITH_BITS = "select slug, name from number_formats where coalesce(effect
 MODELS = "select slug, name from models"
 
 
-def choice_problem(args, name, known, what):
-    return problem_of(parameters.choice, name, given(args, name), known, what)
+def choice_problem(args, name, known, what, default=""):
+    return problem_of(parameters.choice, name, given(args, name, default), known, what)
 
 
 def weights_problems(args, lookup):
@@ -91,10 +91,13 @@ CHECKS = {
         + [max_context_problem(args, lookup)],
     "largest-batch": lambda args, lookup: sizing_problems(args, lookup, (CONTEXT, PP, FRACTION, SEQUENCES)),
     "cost-per-million-tokens": lambda args, lookup: [
-        choice_problem(args, "model", lookup.names(MODELS), "models"),
-        choice_problem(args, "weight_format", lookup.names(FORMATS_WITH_BITS), "number formats with known bits"),
-        *(str(e) for e in parameters.problems(args, (BATCH, Check("context", parameters.context, "2048"), FRACTION,
-                                                     SEQUENCES, Check("runtime", parameters.runtime)))[1])],
+        choice_problem(args, "model", lookup.names(MODELS), "models", COST_DEFAULTS["model"]),
+        choice_problem(args, "weight_format", lookup.names(FORMATS_WITH_BITS), "number formats with known bits",
+                       COST_DEFAULTS["weight_format"]),
+        *(str(e) for e in parameters.problems(args, (
+            Check("batch", parameters.batch, COST_DEFAULTS["batch"]),
+            Check("context", parameters.context, COST_DEFAULTS["context"]), FRACTION,
+            SEQUENCES, Check("runtime", parameters.runtime)))[1])],
     "per-dollar-per-watt": lambda args, lookup: [device_class_problem(given(args, "device_class"), lookup)],
     "articles-about": lambda args, lookup: [
         choice_problem(args, "accelerator", lookup.names("select slug, name from accelerators"), "accelerators")],
@@ -102,8 +105,11 @@ CHECKS = {
 }
 CHECKS.update({
     name: lambda args, lookup: benchmark_problems(args, lookup)
-    for name in ("measured-vs-roofline", "best-result-per-accelerator", "energy-per-accelerator")})
-ALWAYS_CHECKED = {"per-dollar-per-watt"}  # no parameter is required: an empty form is an answer
+    for name in ("measured-vs-roofline", "best-result-per-accelerator")})
+CHECKS["energy-per-accelerator"] = lambda args, lookup: benchmark_problems(args, lookup) + [
+    str(e) for e in parameters.problems(args, (Check("kwh_usd", parameters.usd_per_kwh),))[1]]
+# no parameter is required: an empty form is an answer
+ALWAYS_CHECKED = {"per-dollar-per-watt", "cost-per-million-tokens"}
 
 
 # The measured queries: a benchmark is required; scenario, accuracy target and round narrow it when given.

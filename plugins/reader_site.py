@@ -25,7 +25,7 @@ from serving.metadata import DATABASE
 CSV_PATH = re.compile(rf"^/{DATABASE}/([^/]+)\.csv$")
 SAFE = re.compile(r"[^a-z0-9-]+")
 READER_PAGES = (("/-/accelerators", "Find an accelerator"), ("/-/what-fits", "What fits this model?"),
-                ("/-/search", "Search the articles"))
+                ("/-/cost-per-token", "Cost per million tokens"), ("/-/search", "Search the articles"))
 
 
 def download_name(path, release):

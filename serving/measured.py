@@ -9,8 +9,12 @@ computable; then the achieved bandwidth and matmul rates with their
 percentage of the datasheet peak (the `achieved_vs_peak` view).
 """
 
+import math
 import statistics
 from dataclasses import dataclass
+
+from domain.energy import electricity_usd_per_million_tokens, rental_usd_per_million_tokens
+from domain.schema import KIND_LABELS
 
 RESULTS_TABLE = "benchmark_results"
 TOKENS = "Tokens/s"
@@ -26,15 +30,42 @@ RESULTS_SQL = f"""
     left join citations c on c.table_name = '{RESULTS_TABLE}' and c.row_slug = b.slug and c.field = 'result'
     where b.division = 'closed' and b.result_per_accelerator is not null and b.accelerator in ({{picked}})
     order by b.benchmark, b.accuracy_target, b.scenario, b.result_per_accelerator desc, b.slug"""
-# Results submitted with power: the whole system's average wall power over the run and the result per joule.
+# Results submitted with power (power_results): the whole system's average wall power over the run, that power
+# shared over its accelerators, the result per joule, and the accelerator's cheapest current accelerator-hour.
 ENERGY_SQL = f"""
-    select b.slug, b.round, {ROUND_ORDER} as round_number, b.result_id, b.benchmark, b.accuracy_target, b.scenario,
-           b.units, b.result, b.power_w, b.result_per_joule, b.total_accelerators, b.submitter, b.system,
-           b.details_url, c.slug as citation
-    from {RESULTS_TABLE} b
-    left join citations c on c.table_name = '{RESULTS_TABLE}' and c.row_slug = b.slug and c.field = 'power_w'
-    where b.division = 'closed' and b.result_per_joule is not null and b.accelerator = :accelerator
+    select p.slug, b.round, {ROUND_ORDER} as round_number, b.result_id, b.benchmark, b.accuracy_target, b.scenario,
+           b.units, b.result, b.result_per_accelerator, p.average_w, p.watts_per_accelerator, p.result_per_joule,
+           b.total_accelerators, b.submitter, b.system, b.details_url, a.cheapest_gpu_hour_usd,
+           c.slug as citation, c.tier
+    from power_results p
+    join {RESULTS_TABLE} b on b.slug = p.result
+    join accelerators a on a.slug = p.accelerator
+    left join citations c on c.table_name = 'power_results' and c.row_slug = p.slug and c.field = 'average_w'
+    where b.division = 'closed' and p.result_per_joule is not null and p.accelerator = :accelerator
     order by b.units != '{TOKENS}', b.benchmark, b.accuracy_target, b.scenario, round_number desc, b.slug"""
+# The compare page's energy rows: the LLM power results of the picked accelerators.
+COMPARE_ENERGY_SQL = f"""
+    select p.accelerator, b.benchmark, b.accuracy_target, b.scenario, b.round, b.result_id, b.details_url,
+           p.result_per_joule, p.watts_per_accelerator, c.slug as citation
+    from power_results p
+    join {RESULTS_TABLE} b on b.slug = p.result
+    left join citations c on c.table_name = 'power_results' and c.row_slug = p.slug and c.field = 'average_w'
+    where b.division = 'closed' and b.units = '{TOKENS}' and p.result_per_joule is not null
+      and p.accelerator in ({{picked}})
+    order by p.slug"""
+# The datasheet power the measured wall power is set beside, and its citation.
+DATASHEET_POWER_SQL = """
+    select a.tdp_w, a.power_kind, c.slug as citation, c.tier
+    from accelerators a
+    left join citations c on c.table_name = 'accelerators' and c.row_slug = a.slug and c.field = 'tdp_w'
+    where a.slug = :accelerator"""
+# The default price of electricity (the reader sets another with ?kwh_usd=).
+DEFAULT_ELECTRICITY_PRICE = "virginia-commercial-2023"
+PRICE_SQL = """
+    select e.*, c.slug as citation, c.tier
+    from electricity_prices e
+    left join citations c on c.table_name = 'electricity_prices' and c.row_slug = e.slug and c.field = 'usd_per_kwh'
+    where e.slug = :slug"""
 ACHIEVED_SQL = """
     select v.*, c.slug as citation, c.tier
     from achieved_vs_peak v
@@ -129,11 +160,22 @@ def share_text(share: float | None) -> str | None:
     return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
 
 
+@dataclass(frozen=True)
+class ElectricityPrice:
+    """The price per kWh the costs are computed at: the reader's, or the default with its citation."""
+
+    usd_per_kwh: float
+    default: dict  # the electricity_prices row of the default, with its citation
+    set_by_reader: bool
+
+
 @dataclass
 class EnergyRow:
-    """One result submitted with power: whole-system wall power and the result per joule of it."""
+    """One result submitted with power: whole-system wall power, the result per joule of it, and what a million
+    tokens cost in electricity and in rental at that result."""
 
     row: dict
+    price: ElectricityPrice
 
     @property
     def per_joule_unit(self) -> str:
@@ -142,21 +184,89 @@ class EnergyRow:
 
     @property
     def watts_shown(self) -> str:
-        return f"{self.row['power_w']:,.0f}"
+        return f"{self.row['average_w']:,.0f}"
 
     @property
     def watts_per_accelerator_shown(self) -> str | None:
-        accelerators = self.row["total_accelerators"]
-        return f"{self.row['power_w'] / accelerators:,.0f}" if accelerators else None
+        watts = self.row["watts_per_accelerator"]
+        return f"{watts:,.0f}" if watts is not None else None
 
     @property
     def per_joule_shown(self) -> str:
         return shown(self.row["result_per_joule"])
 
+    @property
+    def electricity_shown(self) -> str | None:
+        """USD of electricity per million tokens at the price (LLM results only)."""
+        if self.row["units"] != TOKENS:
+            return None
+        return usd(electricity_usd_per_million_tokens(self.row["result_per_joule"], self.price.usd_per_kwh))
 
-async def read_energy(db, slug) -> list[EnergyRow]:
+    @property
+    def rental_shown(self) -> str | None:
+        """USD of rental per million tokens at the accelerator's cheapest current accelerator-hour."""
+        hour, per_accelerator = self.row["cheapest_gpu_hour_usd"], self.row["result_per_accelerator"]
+        if self.row["units"] != TOKENS or not hour or not per_accelerator:
+            return None
+        return usd(rental_usd_per_million_tokens(per_accelerator, hour))
+
+
+@dataclass
+class Energy:
+    """The spec sheet's energy table: the power results, the datasheet power beside them, the price used."""
+
+    rows: list[EnergyRow]
+    datasheet: dict | None
+    price: ElectricityPrice
+
+
+async def electricity_price(db, usd_per_kwh: float | None) -> ElectricityPrice:
+    """The reader's price, or the default row's."""
+    default = dict((await db.execute(PRICE_SQL, {"slug": DEFAULT_ELECTRICITY_PRICE})).rows[0])
+    if usd_per_kwh is None:
+        return ElectricityPrice(default["usd_per_kwh"], default, False)
+    return ElectricityPrice(usd_per_kwh, default, True)
+
+
+async def read_energy(db, slug, price: ElectricityPrice) -> Energy:
     """The power results of one accelerator, newest round first in each benchmark and scenario."""
-    return [EnergyRow(dict(r)) for r in (await db.execute(ENERGY_SQL, {"accelerator": slug})).rows]
+    rows = [EnergyRow(dict(r), price) for r in (await db.execute(ENERGY_SQL, {"accelerator": slug})).rows]
+    found = (await db.execute(DATASHEET_POWER_SQL, {"accelerator": slug})).first()
+    datasheet = dict(found, kind_label=KIND_LABELS.get(found["power_kind"])) if found and found["tdp_w"] else None
+    return Energy(rows, datasheet, price)
+
+
+@dataclass
+class EnergyCompareRow:
+    """A compare row: per accelerator, its most efficient LLM power result of one benchmark, accuracy target and
+    scenario (of whichever round has it: the cell names the round)."""
+
+    label: str
+    cells: list  # a power result row per column, or None
+
+
+def energy_compare_rows(slugs, found) -> list[EnergyCompareRow]:
+    by_key = {}
+    for row in found:
+        target = f" ({row['accuracy_target']}%)" if row["accuracy_target"] else ""
+        cells = by_key.setdefault(f"{row['benchmark']}{target} {row['scenario']}", {})
+        best = cells.get(row["accelerator"])
+        if best is None or row["result_per_joule"] > best["result_per_joule"]:
+            cells[row["accelerator"]] = dict(row, per_joule_shown=shown(row["result_per_joule"]))
+    return [EnergyCompareRow(label, [cells.get(slug) for slug in slugs]) for label, cells in sorted(by_key.items())]
+
+
+async def read_compare_energy(db, slugs) -> list[EnergyCompareRow]:
+    """The compare page's energy rows of the picked accelerators."""
+    found = (await db.execute(COMPARE_ENERGY_SQL.format(picked=picked_sql(slugs)), picked_params(slugs))).rows
+    return energy_compare_rows(slugs, [dict(r) for r in found])
+
+
+def usd(value: float) -> str:
+    """A cost in USD: cents above a dollar ($6.64), else two significant digits however small ($0.0025, $0.11)."""
+    if value >= 1 or value <= 0:
+        return f"${value:,.2f}"
+    return f"${value:.{1 - math.floor(math.log10(value))}f}"
 
 
 def shown(value: float) -> str:

@@ -45,3 +45,8 @@ def search_problem(query: str, words: list) -> str | None:
     if len(query) > MAX_SEARCH_CHARACTERS:
         return f"the search is {len(query):,} characters long: at most {MAX_SEARCH_CHARACTERS} are searched for"
     return None
+
+
+# What the cost per million tokens answers when it is opened bare (the reader page, /-/cost-per-token, and
+# the canned query, whose SQL repeats these literals): a model and weights that fit many rented instances.
+COST_DEFAULTS = {"model": "llama-3-1-70b", "weight_format": "fp8", "batch": "32", "context": "2048"}

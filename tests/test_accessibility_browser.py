@@ -18,6 +18,8 @@ PAGES = {
     "search": "/-/search?q=mémoire",
     "search-versus-and-formats": "/-/search?q=FP4 vs H200",
     "search-did-you-mean": "/-/search?q=blakwell",
+    "cost-per-token": "/-/cost-per-token",
+    "cost-per-token-problems": "/-/cost-per-token?model=lama&batch=0",
     "article": "/computekb/articles/gpu-cloud-france-europe-h100-h200-b300",
     "dashboard": "/-/dashboards/accelerator-landscape",
     "error": "/computekb/accelerators/nvidia-h200",

@@ -290,7 +290,7 @@ async def test_spec_sheet_measured_section(fixture_client):
             'rel="noopener">v1.0-0001</a>') in offline
     # the power result: 2,400 W for the system of 8, 300 W each; 960,000 tokens/s ÷ 2,400 W = 400 tokens per joule
     energy = section[section.index('class="measured-energy'):section.index('class="achieved-rates')]
-    assert ('href="/computekb/citations/benchmark-results-mlperf-1-0-0001-tiny-dense-99-offline-power-w"'
+    assert ('href="/computekb/citations/power-results-mlperf-1-0-0001-tiny-dense-99-offline-average-w"'
             in energy and ">2,400</a> <small>W</small>" in energy)
     assert "300 <small>W of system power</small>" in energy and "400 <small>tokens per joule</small>" in energy
     assert energy.count("<tr data-benchmark") == 1

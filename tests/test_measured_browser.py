@@ -8,7 +8,7 @@ from tests.test_reader_browser import sized, wider_than_the_screen  # noqa: F401
 pytestmark = pytest.mark.browser
 
 WIDTHS = (1400, 390)
-CHARTS = ("llama2-70b-by-round", "measured-vs-bandwidth", "measured-per-hourly-dollar")
+CHARTS = ("llama2-70b-by-round", "measured-vs-bandwidth", "measured-per-hourly-dollar", "tokens-per-joule")
 
 
 def fits_the_phone(page, width):
@@ -35,7 +35,7 @@ def test_spec_sheet_measured_section(server, sized, width):  # noqa: F811
     energy = section.locator('table.measured-energy tr[data-benchmark="llama2-70b"][data-scenario="Offline"]').first
     assert energy.is_visible()
     assert "6,153" in energy.inner_text() and "769" in energy.inner_text() and "4.11" in energy.inner_text()
-    assert energy.locator("a.citation-link").get_attribute("href").endswith("-power-w")
+    assert energy.locator("a.citation-link").get_attribute("href").endswith("-average-w")
     page.locator("#section-measured a.citation-link").first.click()
     page.wait_for_load_state()
     assert page.title().startswith("Citation: result of benchmark_results mlperf-")

@@ -1,6 +1,7 @@
 """MLPerf power results: the importer's average power and energy per query (etl/mlperf_power.py), what it does
 with missing and bad files, and the derived columns of the build. Expected values are worked by hand."""
 
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -9,8 +10,10 @@ import yaml
 from click.testing import CliRunner
 
 from computekb.cli import cli
+from domain.energy import electricity_usd_per_million_tokens, rental_usd_per_million_tokens
 from etl.mlperf import Summary
 from etl.mlperf_power import power_figures, run_folder, run_log, write_power
+from serving.measured import usd
 
 FIXTURE = Path(__file__).parent / "fixture"
 RUN = FIXTURE / "mlperf" / "results" / "closed/Acme/results/Sys1/tiny-dense-99/Offline/performance/run_1"
@@ -117,3 +120,71 @@ def test_real_power_results_agree_with_the_summaries(slug, watts):
     records = {r["slug"]: r for path in data.glob("mlperf-power-*.yml")
                for r in yaml.safe_load(path.read_text())["power_results"]}
     assert records[slug]["average_w"] == watts and "note" not in records[slug]
+
+
+def test_cost_of_a_million_tokens():
+    """400 tokens per joule: a million tokens take 2,500 J = 2,500 / 3,600,000 kWh, at $0.36/kWh $0.00025.
+    120,000 tokens/s per accelerator make 432 million tokens an hour: at $2.16 an hour, $0.005 a million."""
+    assert electricity_usd_per_million_tokens(400, 0.36) == pytest.approx(0.00025)
+    assert rental_usd_per_million_tokens(120_000, 2.16) == pytest.approx(0.005)
+    assert [usd(v) for v in (0.0000694, 0.0025127, 0.1056, 6.64)] == ["$0.000069", "$0.0025", "$0.11", "$6.64"]
+
+
+async def test_spec_sheet_energy_at_the_default_and_the_readers_price(fixture_client):
+    """acme-x1's power result: 400 tokens per joule. At the fixture's default $0.10/kWh, 2,500 J = 0.000694 kWh:
+    $0.000069 a million tokens; at $0.36, $0.00025. Rental: $2.50 an accelerator-hour over 120,000 tokens/s
+    (432 million an hour): $0.0058. Beside it the datasheet's 700 W."""
+    page = (await fixture_client.get("/computekb/accelerators/acme-x1")).text
+    energy = page[page.index('id="energy"'):page.index('class="achieved-rates')]
+    assert "whole-system wall power, not the chip's" in energy
+    assert 'title="Citation of the datasheet power">700</a> <small>W</small>' in energy
+    assert '<td data-label="Electricity per million tokens">$0.000069</td>' in energy
+    assert '<td data-label="Rental per million tokens">$0.0058</td>' in energy
+    assert 'href="/computekb/citations/electricity-prices-virginia-commercial-2023-usd-per-kwh">$0.1</a>' in energy
+    set_by_reader = (await fixture_client.get("/computekb/accelerators/acme-x1?kwh_usd=0.36")).text
+    assert '<td data-label="Electricity per million tokens">$0.00025</td>' in set_by_reader
+    assert "your price, $0.36 per kWh" in set_by_reader
+    for bad in ("abc", "0", "-1", "11", "nan"):
+        refused = await fixture_client.get(f"/computekb/accelerators/acme-x1?kwh_usd={bad}")
+        assert refused.status_code == 400 and "kwh_usd must" in refused.text, bad
+    none = (await fixture_client.get("/computekb/accelerators/beta-b1")).text
+    assert "No MLPerf result submitted with power names this accelerator." in none
+
+
+async def test_energy_query_costs_a_million_tokens(fixture_client):
+    """The query's electricity and rental columns, at the default $0.10 and at $0.36 a kWh (worked above)."""
+    url = "/computekb/energy-per-accelerator.json?benchmark=tiny-dense&_shape=array"
+    row, = (await fixture_client.get(url)).json()
+    assert (row["kwh_usd"], row["electricity_usd_per_million_tokens"], row["rental_usd_per_million_tokens"]) == \
+        (0.1, 0.000069, 0.0058)
+    row, = (await fixture_client.get(url + "&kwh_usd=0.36")).json()
+    assert row["electricity_usd_per_million_tokens"] == 0.00025
+    refused = await fixture_client.get("/computekb/energy-per-accelerator?benchmark=tiny-dense&kwh_usd=lots")
+    assert refused.status_code == 400
+
+
+async def test_compare_energy_rows(fixture_client):
+    """acme-x1's one LLM power result (400 tokens per joule, 2,400 W over 8: 300 W each) beside beta-b1's none."""
+    page = (await fixture_client.get("/-/compare?ids=acme-x1,beta-b1")).text
+    energy = page[page.index('class="compare-table compare-energy"'):]
+    energy = energy[:energy.index("</table>")]
+    assert energy.count('<tr data-energy="') == 1 and '<tr data-energy="tiny-dense (99%) Offline">' in energy
+    assert ('href="/computekb/citations/power-results-mlperf-1-0-0001-tiny-dense-99-offline-average-w" '
+            'title="Citation: the result\'s folder at MLCommons">400</a>') in energy
+    assert "v1.0 · 300 W of system power per accelerator" in energy
+    assert "no power result" in energy
+    alone = (await fixture_client.get("/-/compare?ids=beta-b1,acme-x2")).text
+    assert "compare-energy" not in alone
+
+
+def test_the_build_refuses_a_bad_power_result(tmp_path):
+    """A power result of no known result and a power of zero: each named at its file, line and field."""
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURE / "data", data)
+    path = data / "benchmarks" / "mlperf-power-v1-0.yml"
+    path.write_text(path.read_text().replace("  result: mlperf-1-0-0001-tiny-dense-99-offline", "  result: mlperf-nope")
+                    .replace("average_w: 2400.0", "average_w: 0"))
+    out = CliRunner().invoke(cli, ["build", "-q", "--data", str(data), "--output", str(tmp_path / "kb.db")])
+    assert out.exit_code != 0 and not (tmp_path / "kb.db").exists()
+    assert "mlperf-power-v1-0.yml:16: result: 'mlperf-nope' is not a known benchmark_results slug" in out.output
+    assert "mlperf-power-v1-0.yml:19: average_w: Input should be greater than 0" in out.output

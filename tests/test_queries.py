@@ -413,7 +413,8 @@ async def test_cost_per_million_tokens_per_offer_in_its_own_currency(client, con
     assert {r["offer"] for r in rows} == set(cheapest.values()), "the cheapest current offer per accelerator"
     for row in rows:
         offer = offers[row["offer"]]
-        assert (row["currency"], row["price_per_hour"]) == (offer["currency"], offer["price_per_hour"])
+        assert row["currency"] == offer["currency"]
+        assert row["price_per_hour"] == round(offer["price_per_hour"], 6), "the provider's digits, no float noise"
         if offer["memory_bandwidth_gbs"] is None:  # no bandwidth known: no speed, no cost
             assert (row["ceiling_tokens_per_s"], row["cost_per_million_tokens"]) == (None, None), row["offer"]
             continue
@@ -447,6 +448,16 @@ async def test_cost_per_million_tokens_per_offer_in_its_own_currency(client, con
         else:
             assert row["cost_per_million_tokens"] is None and row["ceiling_cost_per_million_tokens"] is None
     assert any(r["cost_per_million_tokens"] for r in rows)
+    costs = [r["cost_per_million_tokens"] for r in rows]
+    priced = [c for c in costs if c is not None]
+    assert costs == priced + [None] * (len(costs) - len(priced)) and priced == sorted(priced), "cheapest first"
+    assert all(r["no_cost_reason"] for r in rows if r["cost_per_million_tokens"] is None)
+
+
+async def test_cost_per_million_tokens_opened_bare_answers_llama_70b_in_fp8(client):
+    rows = (await client.get("/computekb/cost-per-million-tokens.json?_shape=array")).json()
+    h200 = [r for r in rows if r["accelerator"] == "nvidia-h200-sxm"]
+    assert h200 and h200[0]["name"] == "H200 SXM" and h200[0]["cost_per_million_tokens"] is not None
 
 
 def by_offer(rows):
@@ -480,10 +491,11 @@ async def test_cost_counts_the_experts_a_batch_touches(client):
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"model": "llama-3-1-70b"}, "weight_format is required: choose one of the number formats with known bits"),
+    ({"model": "llama-3-1-70b", "weight_format": "qqqq"},
+     "weight_format 'qqqq' is not one of the number formats with known bits here"),
     ({"model": "llama-3-1-70b", "weight_format": "fp8", "batch": "1.5"},
      "batch must be a whole number from 1 to 999,999,999, got '1.5'"),
-    ({"model": "", "weight_format": "fp8"}, "model is required: choose one of the models"),
+    ({"model": "qqqq", "weight_format": "fp8"}, "model 'qqqq' is not one of the models here"),
 ])
 async def test_cost_refuses_a_bad_parameter(client, params, message):
     assert await refusal(client, "cost-per-million-tokens", **params) == message

@@ -503,5 +503,5 @@ async def test_spec_sheet_gives_three_models_decode_speed(client):
     assert '<td data-label="Devices" class="num">1</td>' in rows["llama-3-1-8b"]
     assert '<td data-label="Devices" class="num">4</td>' in rows["llama-3-1-70b"]
     for row in rows.values():
-        assert "tokens/s" in row and "fitted on 37 measurements, typical error ±16%" in row
+        assert "tokens/s" in row and "fitted on 46 measurements, typical error ±14%" in row
     assert "weights=checkpoint%3Agpt-oss-120b-mxfp4" in rows["gpt-oss-120b"]

@@ -1,5 +1,7 @@
 """Search, cost per token and the dashboard as a new reader meets them, in Chromium at 1400 and 390 px."""
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -44,3 +46,35 @@ def test_search_suggests_splits_versus_lists_formats_and_prefers_the_querys_lang
     opened(page, server, "/computekb/articles/tokens-per-second-long-context", width)
     summary = page.locator("p.summary").inner_text()
     assert page.locator("article.article-page").inner_text().count(summary) == 1, "the summary is printed once"
+
+
+def significant_digits(figure):
+    """Significant digits of a printed figure: '0.576' → 3, '12.9' → 3, '1,130' → 3 (trailing zeros of a whole number aside)."""
+    digits = figure.replace(",", "").replace(".", "").lstrip("0")
+    return len(digits.rstrip("0")) if "." not in figure else len(digits)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_cost_per_token_answers_when_opened_cheapest_first_named_rounded_and_every_blank_explained(server, page, width):
+    opened(page, server, "/-/cost-per-token", width)
+    rows = page.locator("table.cost-table tbody tr")
+    costs = page.locator("table.cost-table td.cost").all_inner_texts()
+    assert len(costs) > 5, "opened bare, the page answers Llama 3.1 70B in FP8"
+    figures = [c.split()[0] for c in costs]
+    values = [float(f.replace(",", "")) for f in figures]
+    assert values == sorted(values), "cheapest first"
+    assert all(significant_digits(f) <= 3 for f in figures), figures
+    text = page.locator("#answer").inner_text()
+    assert "1.8214000000000001" not in text and not re.search(r"\d\.\d{7,}", text)
+    blanks = page.locator("table.cost-table tr.no-cost td")
+    assert blanks.count() > 0 and all(t.startswith("No cost: ") and len(t) > 30 for t in blanks.all_inner_texts())
+    costed = rows.locator("th a").all_inner_texts()[:len(costs)]
+    assert "H200 SXM" in costed
+    assert page.locator(".cost-chart .cost-name").all_inner_texts() == costed, "the chart is labelled by name, in order"
+    assert page.evaluate("document.documentElement.scrollWidth") <= width, "no sideways scroll"
+    # another model from the list answers too
+    page.get_by_label("Model", exact=True).select_option("llama-3-1-8b")
+    page.get_by_role("button", name="Cost it").click()
+    page.wait_for_load_state("networkidle")
+    assert page.locator("#answer-heading").inner_text().startswith("Llama 3.1 8B")
+    assert page.locator("table.cost-table td.cost").count() > len(costs)

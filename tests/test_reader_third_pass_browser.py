@@ -4,6 +4,9 @@ checks what one friction was about (the spec sheet's noise, the measured section
 import re
 
 import pytest
+from test_reader_second_pass_browser import SVG_CHARTS
+
+from conftest import DASHBOARD_PAGES_FAIL_ON_1
 
 pytestmark = pytest.mark.browser
 
@@ -100,6 +103,7 @@ def test_a_model_found_by_search_has_a_page_and_both_ways_to_what_fits(server, p
     page.get_by_role("button", name="Size it").click()
     page.wait_for_load_state("networkidle")
     assert "/-/what-fits" in page.url and "accelerator=nvidia-h200-sxm" in page.url and "model=llama-3-1-70b" in page.url
+    assert page.locator("#answer-heading a.model-link").get_attribute("href") == "/computekb/models/llama-3-1-70b"
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -116,3 +120,67 @@ def test_compare_starts_from_the_sheet_shows_the_table_first_and_keeps_unshared_
     assert measured.count() > 0
     cell = page.locator("table.compare-measured td[data-measured-column=amd-mi100]").first
     assert cell.text_content().strip().endswith("no result")
+
+
+@DASHBOARD_PAGES_FAIL_ON_1
+@pytest.mark.parametrize("width", WIDTHS)
+def test_dashboard_charts_fit_a_phone_without_leaflet_or_sram(server, browser, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    context.add_init_script(SVG_CHARTS)
+    page = context.new_page()
+    requested = []
+    page.on("request", lambda r: requested.append(r.url))
+    try:
+        page.goto(server + "/-/dashboards/accelerator-landscape")
+        page.wait_for_load_state("networkidle")
+        page.locator("#chart-dense-fp8-fp4 svg.marks path").first.wait_for()
+        assert [u for u in requested if "leaflet" in u] == [], "no map on this page, no map library"
+        cards = page.locator(".dashboard-card").count()
+        assert len([u for u in requested if "sql=" in u]) <= cards, "one data request per chart at most"
+        assert page.locator("#chart-dense-fp8-fp4 .mark-rect path").count() > 20, "the bars are drawn"
+        for chart in ("dense-fp8-fp4", "memory-vs-bandwidth"):
+            card = page.locator(f"#card-{chart}").bounding_box()
+            plot = page.locator(f"#chart-{chart} svg.marks").bounding_box()
+            assert plot["x"] >= card["x"] - 1 and plot["x"] + plot["width"] <= card["x"] + card["width"] + 1, chart
+        text = " ".join(page.locator(".dashboard-card svg.marks").all_text_contents())
+        assert "WSE-3" not in text and "LPU" not in text, "on-chip SRAM is charted only when asked for"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_newcomer_path_takes_at_most_12_actions(server, page, width):
+    """Find a card with at least 48 GB and 1,500 GB/s under 10,000 USD (or, none being priced that low, one
+    without a list price), cite its bandwidth, ask what fits Llama 3.1 70B at 32k on it, compare it with
+    others: every visit, click, fill, choice and back is one action."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    actions = 0
+
+    def act(step):
+        nonlocal actions
+        actions += 1
+        step()
+        page.wait_for_load_state("networkidle")
+
+    page.set_viewport_size({"width": width, "height": 900})
+    act(lambda: page.goto(server + "/"))
+    act(lambda: page.get_by_label("Memory at least").fill("48 GB"))
+    act(lambda: page.get_by_label("Bandwidth at least").fill("1500 GB/s"))
+    act(lambda: page.get_by_label("List price at most").fill("10000"))
+    act(lambda: page.get_by_role("button", name="Find accelerators").click())
+    if page.locator("table.finder-table tbody tr").count() == 0:
+        # none has a list price that low: the page says how many have none, and one click lists them
+        act(lambda: page.locator(".finder-left-out a").click())
+    first = page.locator("table.finder-table tbody th.col-name a").first
+    name = first.inner_text()
+    act(first.click)
+    assert page.locator("article.spec-sheet h1").inner_text() == name
+    act(lambda: page.locator("#memory_bandwidth_gbs button.cite-one-click").click())
+    assert "memory_bandwidth_gbs" in page.evaluate("navigator.clipboard.readText()")
+    act(lambda: page.get_by_label("What fits on this accelerator?").select_option("llama-3-1-70b"))
+    act(lambda: page.get_by_role("button", name="Size it").click())
+    assert "Llama 3.1 70B" in page.locator("#answer-heading").inner_text() and "context=32k" in page.url
+    act(page.go_back)
+    act(lambda: page.locator("nav.compare-with a.compare-all").click())
+    assert page.locator("table.compare-table thead th[data-accelerator]").count() >= 3, "it and at least two others"
+    assert actions <= 12, actions

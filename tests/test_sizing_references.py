@@ -238,7 +238,7 @@ def test_the_first_release_functions_still_answer(conn):
 
 # Expected speed: the speed model of domain/speed.py beside every ceiling
 
-BASIS = "fitted on 37 measurements, typical error ±16%"
+BASIS = "fitted on 46 measurements, typical error ±14%"
 
 
 async def test_every_accelerator_with_a_bandwidth_gets_an_expected_figure_at_batch_1(client, conn):
