@@ -19,7 +19,7 @@ from domain.schema import AUTHORED, ENGINES, KIND_LABELS, TABLES_BY_NAME
 from domain.units import DENSE_PRECISIONS
 from serving.citation_text import shown_title
 from serving.labels import FIELDS, IDENTITY, label
-from serving.measured import compare_rows, read
+from serving.measured import compare_rows, read, read_compare_energy
 from serving.metadata import DATABASE
 from serving.site import query_path
 
@@ -316,7 +316,8 @@ async def comparison(datasette, db, slugs, known):
     return {"columns": columns, "rows": rows, "groups": [g for g in groups if g["rows"]],
             "chart": chart(rows, columns), "one_scope": one_scope,
             "articles": await articles(db, slugs), "links": query_links(datasette, sql, slugs),
-            "lower_is_better": sorted(field_label(k) for k in LOWER_IS_BETTER), "measured": await measured(db, slugs)}
+            "lower_is_better": sorted(field_label(k) for k in LOWER_IS_BETTER), "measured": await measured(db, slugs),
+            "energy": await read_compare_energy(db, slugs)}
 
 
 async def measured(db, slugs):

@@ -43,6 +43,16 @@ ENERGY_SQL = f"""
     left join citations c on c.table_name = 'power_results' and c.row_slug = p.slug and c.field = 'average_w'
     where b.division = 'closed' and p.result_per_joule is not null and p.accelerator = :accelerator
     order by b.units != '{TOKENS}', b.benchmark, b.accuracy_target, b.scenario, round_number desc, b.slug"""
+# The compare page's energy rows: the LLM power results of the picked accelerators.
+COMPARE_ENERGY_SQL = f"""
+    select p.accelerator, b.benchmark, b.accuracy_target, b.scenario, b.round, b.result_id, b.details_url,
+           p.result_per_joule, p.watts_per_accelerator, c.slug as citation
+    from power_results p
+    join {RESULTS_TABLE} b on b.slug = p.result
+    left join citations c on c.table_name = 'power_results' and c.row_slug = p.slug and c.field = 'average_w'
+    where b.division = 'closed' and b.units = '{TOKENS}' and p.result_per_joule is not null
+      and p.accelerator in ({{picked}})
+    order by p.slug"""
 # The datasheet power the measured wall power is set beside, and its citation.
 DATASHEET_POWER_SQL = """
     select a.tdp_w, a.power_kind, c.slug as citation, c.tier
@@ -224,6 +234,32 @@ async def read_energy(db, slug, price: ElectricityPrice) -> Energy:
     found = (await db.execute(DATASHEET_POWER_SQL, {"accelerator": slug})).first()
     datasheet = dict(found, kind_label=KIND_LABELS.get(found["power_kind"])) if found and found["tdp_w"] else None
     return Energy(rows, datasheet, price)
+
+
+@dataclass
+class EnergyCompareRow:
+    """A compare row: per accelerator, its most efficient LLM power result of one benchmark, accuracy target and
+    scenario (of whichever round has it: the cell names the round)."""
+
+    label: str
+    cells: list  # a power result row per column, or None
+
+
+def energy_compare_rows(slugs, found) -> list[EnergyCompareRow]:
+    by_key = {}
+    for row in found:
+        target = f" ({row['accuracy_target']}%)" if row["accuracy_target"] else ""
+        cells = by_key.setdefault(f"{row['benchmark']}{target} {row['scenario']}", {})
+        best = cells.get(row["accelerator"])
+        if best is None or row["result_per_joule"] > best["result_per_joule"]:
+            cells[row["accelerator"]] = dict(row, per_joule_shown=shown(row["result_per_joule"]))
+    return [EnergyCompareRow(label, [cells.get(slug) for slug in slugs]) for label, cells in sorted(by_key.items())]
+
+
+async def read_compare_energy(db, slugs) -> list[EnergyCompareRow]:
+    """The compare page's energy rows of the picked accelerators."""
+    found = (await db.execute(COMPARE_ENERGY_SQL.format(picked=picked_sql(slugs)), picked_params(slugs))).rows
+    return energy_compare_rows(slugs, [dict(r) for r in found])
 
 
 def usd(value: float) -> str:

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.browser
 BLOCKING = ("serious", "critical")
 PAGES = {
     "table": "/computekb/cloud_offers?accelerator=nvidia-h100-sxm",
-    "row": "/computekb/models/llama-3-1-70b",
+    "row": "/computekb/vendors/nvidia",
     "query": "/computekb/cost-per-million-tokens",
     "sql": "/computekb?sql=select+slug%2C+name+from+accelerators+limit+5",
     "home": "/",

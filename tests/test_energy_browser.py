@@ -50,3 +50,18 @@ def test_no_power_result_said_in_words(server, sized, width):  # noqa: F811
     assert said.is_visible()
     fits_the_phone(page, width)
     assert page.console_errors == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_compare_energy_rows(server, sized, width):  # noqa: F811
+    """Llama 2 70B Offline (99%): H200 4.11 (v4.1), B200 9.89 (v5.1), MI300X none."""
+    page = sized("/-/compare?ids=nvidia-h200-sxm,amd-mi300x,nvidia-b200", width, server)
+    row = page.locator('table.compare-energy tr[data-energy="llama2-70b (99%) Offline"]')
+    row.scroll_into_view_if_needed()
+    assert row.is_visible()
+    cells = row.locator("td[data-energy-column]")
+    assert "4.11" in cells.nth(0).inner_text() and "v4.1" in cells.nth(0).inner_text()
+    assert "no power result" in cells.nth(1).inner_text()
+    assert "9.89" in cells.nth(2).inner_text() and "v5.1" in cells.nth(2).inner_text()
+    fits_the_phone(page, width)
+    assert page.console_errors == []

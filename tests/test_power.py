@@ -1,6 +1,7 @@
 """MLPerf power results: the importer's average power and energy per query (etl/mlperf_power.py), what it does
 with missing and bad files, and the derived columns of the build. Expected values are worked by hand."""
 
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -160,3 +161,30 @@ async def test_energy_query_costs_a_million_tokens(fixture_client):
     assert row["electricity_usd_per_million_tokens"] == 0.00025
     refused = await fixture_client.get("/computekb/energy-per-accelerator?benchmark=tiny-dense&kwh_usd=lots")
     assert refused.status_code == 400
+
+
+async def test_compare_energy_rows(fixture_client):
+    """acme-x1's one LLM power result (400 tokens per joule, 2,400 W over 8: 300 W each) beside beta-b1's none."""
+    page = (await fixture_client.get("/-/compare?ids=acme-x1,beta-b1")).text
+    energy = page[page.index('class="compare-table compare-energy"'):]
+    energy = energy[:energy.index("</table>")]
+    assert energy.count('<tr data-energy="') == 1 and '<tr data-energy="tiny-dense (99%) Offline">' in energy
+    assert ('href="/computekb/citations/power-results-mlperf-1-0-0001-tiny-dense-99-offline-average-w" '
+            'title="Citation: the result\'s folder at MLCommons">400</a>') in energy
+    assert "v1.0 · 300 W of system power per accelerator" in energy
+    assert "no power result" in energy
+    alone = (await fixture_client.get("/-/compare?ids=beta-b1,acme-x2")).text
+    assert "compare-energy" not in alone
+
+
+def test_the_build_refuses_a_bad_power_result(tmp_path):
+    """A power result of no known result and a power of zero: each named at its file, line and field."""
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURE / "data", data)
+    path = data / "benchmarks" / "mlperf-power-v1-0.yml"
+    path.write_text(path.read_text().replace("  result: mlperf-1-0-0001-tiny-dense-99-offline", "  result: mlperf-nope")
+                    .replace("average_w: 2400.0", "average_w: 0"))
+    out = CliRunner().invoke(cli, ["build", "-q", "--data", str(data), "--output", str(tmp_path / "kb.db")])
+    assert out.exit_code != 0 and not (tmp_path / "kb.db").exists()
+    assert "mlperf-power-v1-0.yml:16: result: 'mlperf-nope' is not a known benchmark_results slug" in out.output
+    assert "mlperf-power-v1-0.yml:19: average_w: Input should be greater than 0" in out.output

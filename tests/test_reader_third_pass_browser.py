@@ -146,3 +146,41 @@ def test_dashboard_charts_fit_a_phone_without_leaflet_or_sram(server, browser, w
         assert "WSE-3" not in text and "LPU" not in text, "on-chip SRAM is charted only when asked for"
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_newcomer_path_takes_at_most_12_actions(server, page, width):
+    """Find a card with at least 48 GB and 1,500 GB/s under 10,000 USD (or, none being priced that low, one
+    without a list price), cite its bandwidth, ask what fits Llama 3.1 70B at 32k on it, compare it with
+    others: every visit, click, fill, choice and back is one action."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    actions = 0
+
+    def act(step):
+        nonlocal actions
+        actions += 1
+        step()
+        page.wait_for_load_state("networkidle")
+
+    page.set_viewport_size({"width": width, "height": 900})
+    act(lambda: page.goto(server + "/"))
+    act(lambda: page.get_by_label("Memory at least").fill("48 GB"))
+    act(lambda: page.get_by_label("Bandwidth at least").fill("1500 GB/s"))
+    act(lambda: page.get_by_label("List price at most").fill("10000"))
+    act(lambda: page.get_by_role("button", name="Find accelerators").click())
+    if page.locator("table.finder-table tbody tr").count() == 0:
+        # none has a list price that low: the page says how many have none, and one click lists them
+        act(lambda: page.locator(".finder-left-out a").click())
+    first = page.locator("table.finder-table tbody th.col-name a").first
+    name = first.inner_text()
+    act(first.click)
+    assert page.locator("article.spec-sheet h1").inner_text() == name
+    act(lambda: page.locator("#memory_bandwidth_gbs button.cite-one-click").click())
+    assert "memory_bandwidth_gbs" in page.evaluate("navigator.clipboard.readText()")
+    act(lambda: page.get_by_label("What fits on this accelerator?").select_option("llama-3-1-70b"))
+    act(lambda: page.get_by_role("button", name="Size it").click())
+    assert "Llama 3.1 70B" in page.locator("#answer-heading").inner_text() and "context=32k" in page.url
+    act(page.go_back)
+    act(lambda: page.locator("nav.compare-with a.compare-all").click())
+    assert page.locator("table.compare-table thead th[data-accelerator]").count() >= 3, "it and at least two others"
+    assert actions <= 12, actions
