@@ -23,7 +23,9 @@ threads), so two threads always stay free for every other page:
   facet on every column took 8.6 s alone). A small table answers any of them in
   milliseconds, and the reader pages ask them of `accelerators` for their own.
 
-Such a page of a large table is bounded too (`bound_problem`, a 400 naming the bound): at most
+Such a page of a large table is bounded too (`bound_problem`, a 400 naming the bound): no
+streamed CSV (the whole table, one page after another: the citations took 3 s alone,
+9 s under load; the database download or the CSV a page at a time give it), at most
 MAX_FACETS facets and MAX_HTML_ROWS rows on an HTML page (JSON and CSV give up
 to `max_returned_rows`); `_facet_size` above MAX_FACET_SIZE (Datasette's own
 "…" link asks `max`) is read as MAX_FACET_SIZE.
@@ -165,6 +167,11 @@ def bound_problem(datasette, request: Request) -> str | None:
     """Why a request of a large table asks more than one page may give, or None."""
     if not is_large_table(datasette, request.path):
         return None
+    if request.args.get("_stream"):
+        return (f"a table of over {LARGE_TABLE_ROWS:,} rows is not streamed as one CSV (it would run for seconds): "
+                f"download the whole database (/{request.path.strip('/').split('/')[0]}.db), or take the CSV a page "
+                f"of {datasette.setting('max_returned_rows'):,} rows at a time (_size=max, then _next= as the JSON's "
+                "`next` gives it)")
     if facets_asked(request) > MAX_FACETS:
         return f"at most {MAX_FACETS} facets per page ({facets_asked(request)} asked): ask the others on another page"
     html = "." not in request.path.rsplit("/", 1)[-1]

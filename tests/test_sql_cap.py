@@ -187,6 +187,8 @@ def test_a_chart_query_is_filled_as_datasette_dashboards_fills_it():
      "at most 5 facets per page (6 asked)"),
     ("/computekb/articles?_facet=a&_facet_array=b&_facet_date=c&_facet=d&_facet=e&_facet=f",
      "at most 5 facets per page (6 asked)"),
+    ("/computekb/articles.csv?_stream=on", "a table of over 1,000 rows is not streamed as one CSV (it would run for "
+     "seconds): download the whole database (/computekb.db), or take the CSV a page of 1,000 rows at a time"),
 ])
 def test_a_table_page_beyond_its_bounds_is_refused_naming_them(datasette, path, problem):
     assert bound_problem(datasette, Request.fake(path)).startswith(problem)
@@ -195,6 +197,7 @@ def test_a_table_page_beyond_its_bounds_is_refused_naming_them(datasette, path, 
 @pytest.mark.parametrize("path", ["/computekb/articles?_size=100", "/computekb/articles.json?_size=max",
                                   "/computekb/articles.csv?_size=max&_facet=a&_facet=b&_facet=c&_facet=d&_facet=e",
                                   "/computekb/sources?_size=max&" + "&".join(f"_facet=c{i}" for i in range(6)),
+                                  "/computekb/sources.csv?_stream=on",
                                   "/-/accelerators?_size=max"])
 def test_a_table_page_within_its_bounds_is_answered(datasette, path):
     assert bound_problem(datasette, Request.fake(path)) is None
