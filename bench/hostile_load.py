@@ -8,7 +8,9 @@ on a free loopback port (the server as deployed: uvicorn with httptools, the SQL
 cap of plugins/sql_cap.py, the bounds of plugins/limits.py). Phase one: the
 normal clients alone, over load_test.py's mix of pages. Phase two: the same,
 while each hostile client sends, one after the other, the heaviest request of
-every page kind (`hostile_requests`): the search page and the search query at
+every page kind (`hostile_requests`): a table with `_size=max`, `_facet_size=max`
+and a facet on every column (and within the bounds: five facets), table CSVs
+streamed and whole, the database download, the search page and the search query at
 their word limit and past it, what-fits for the largest model in FP32 at a
 million tokens (it fits nowhere), the finder with a costly `_where`, compare of
 eight accelerators, the largest spec sheet, the sizing canned queries at their
@@ -61,6 +63,7 @@ def sql(query):
 def hostile_requests(db):
     """{page kind: [the heaviest requests of that kind]}, with slugs from the database."""
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        columns = [name for _, name, *_ in conn.execute("pragma table_info(benchmark_results)")]
         model = conn.execute("select slug from models order by computed_params_b desc limit 1").fetchone()[0]
         fastest = [s for (s,) in conn.execute("select slug from accelerators order by memory_bandwidth_gbs desc limit 8")]
         sheet = conn.execute("select accelerator from throughput group by 1 order by count(*) desc limit 1").fetchone()[0]
@@ -88,6 +91,12 @@ def hostile_requests(db):
             sql(f"select llm_size('{HEADS}', '{BITS}', 80, 3350, 1024, 1, 16, null, null, 0.9)"),
             sql("with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c"),
             "/computekb/accelerators.json?" + urllib.parse.urlencode({"_where": "randomblob(1000000000) is not null"})],
+        "table facets": [
+            "/computekb/benchmark_results?_size=max&_facet_size=max&" + "&".join(f"_facet={c}" for c in columns),
+            "/computekb/benchmark_results.json?_size=max&_facet_size=max&" + "&".join(f"_facet={c}" for c in columns[:5]),
+            "/computekb/benchmark_results?_size=100&_facet_size=max&" + "&".join(f"_facet={c}" for c in columns[:5])],
+        "CSV stream": ["/computekb/benchmark_results.csv?_stream=on&_size=max", "/computekb/benchmark_results.csv?_size=max"],
+        "download": ["/computekb.db"],
         "huge result": [
             sql("with recursive c(x) as (select 1 union all select x + 1 from c limit 600) select zeroblob(99999) from c"),
             "/computekb/citations.csv?_stream=on&_size=max",

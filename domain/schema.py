@@ -101,7 +101,7 @@ MAXIMA = {
     "linear_value_head_dim": 1e5, "linear_conv_kernel": 1e4, "indexer_heads": 1e4, "indexer_head_dim": 1e5,
     "high_precision_layers": 1e4, "accelerators_per_node": 1e5, "nodes": 1e5, "total_accelerators": 1e6,
     "result": 1e12, "bandwidth_gbs": 1e8, "dies_per_package": 1e3, "batch": 1e6, "input_tokens": 1e8,
-    "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9, "max_input_tokens": 1e8, "power_w": 1e8, "energy_mj_per_query": 1e12,
+    "output_tokens": 1e8, "tp": 1e4, "pp": 1e4, "tokens_per_s": 1e9, "max_input_tokens": 1e8, "energy_mj_per_query": 1e12,
     "average_w": 1e8, "window_s": 1e7, "samples": 1e9, "usd_per_kwh": 10,
 }
 
@@ -705,11 +705,6 @@ TABLES = (
         Field("result", "number", "The performance result, in `units`.", required=True),
         Field("units", "text", "Unit of the result as stated (Tokens/s, Samples/s, Queries/s, Latency (ms)...).",
               required=True),
-        Field("power_w", "number", "Average wall power of the whole system over the performance run, in watts, "
-              "for results submitted with power (Offline, Server, Interactive), as the summary states it: "
-              "MLCommons' submission checker averages the power analyzer's samples inside the run's window."),
-        Field("energy_mj_per_query", "number", "Energy of the whole system per query, in millijoules, for power "
-              "results of SingleStream and MultiStream, as the summary states it."),
         Field("software", "text", "Software stack as stated."),
         Field("details_url", "url", "The system's results folder in MLCommons' results repository."),
         source(required=True), note(),
@@ -719,8 +714,6 @@ TABLES = (
               "it).", ref="accelerators", facet=True),
         Field("result_per_accelerator", "number", "result ÷ total_accelerators, for throughput units (per "
               "second) only; latencies are not divided."),
-        Field("result_per_joule", "number", "result ÷ power_w: the result's unit per joule of whole-system wall "
-              "energy (Tokens/s over W: tokens per joule)."),
         Field("roofline_per_accelerator", "number", "Memory-bound decode ceiling per accelerator, tokens/s "
               "(docs/DATA.md, Measured results: the batch, context and formats assumed), for Tokens/s results of "
               "a model and an accelerator with a bandwidth."),

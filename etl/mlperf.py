@@ -165,6 +165,7 @@ def source_record(summary: Summary) -> dict:
 def result_record(summary: Summary, row: dict) -> dict:
     """One benchmark_results record of a summary row, values as stated (counts made whole)."""
     benchmark, target = split_target(row["Model"])
+    check_power(row)
     per_node, nodes = whole(row.get("a#"), "a#"), whole(row.get("Nodes"), "Nodes")
     record = {
         "slug": f"mlperf-{slugify(row['ID'].removeprefix('v'))}-{slugify(row['Model'])}-{slugify(row['Scenario'])}",
@@ -178,7 +179,6 @@ def result_record(summary: Summary, row: dict) -> dict:
         "scenario": row["Scenario"], "weight_formats": str(row.get("weight_data_types") or "") or None,
         "weights_as_run": weights_as_run(summary, row, benchmark),
         "result": row["Performance_Result"], "units": row["Performance_Units"],
-        **power_values(row),
         "software": row.get("Software") or None, "details_url": details_url(summary, row["Location"]),
         "source": summary.slug, "note": row_note(row),
     }
@@ -224,17 +224,19 @@ def total_accelerators(row: dict, per_node: int | None, nodes: int | None):
 
 # The summary's Power_Units of power results: the average system power for the throughput scenarios, the energy
 # per query for the latency ones.
-POWER_FIELDS = {"Watts": "power_w", "millijoules": "energy_mj_per_query"}
+POWER_UNITS = ("Watts", "millijoules")
 
 
-def power_values(row: dict) -> dict:
-    """The power result of a row submitted with power, in its field by unit (none without power)."""
+def check_power(row: dict) -> None:
+    """A row submitted with power states its result as a number above 0 in a known unit. The figure is not kept
+    here: power_results recomputes it from the result's own files (etl/mlperf_power.py) and notes where the
+    summary's differs."""
     if row.get("Power_Result") in ("", None):
-        return {}
+        return
     units = row.get("Power_Units")
-    if units not in POWER_FIELDS:
-        raise ValueError(f"Power_Units {units!r} is not one of {', '.join(POWER_FIELDS)}")
-    return {POWER_FIELDS[units]: float(measured(row, "Power_Result"))}
+    if units not in POWER_UNITS:
+        raise ValueError(f"Power_Units {units!r} is not one of {', '.join(POWER_UNITS)}")
+    measured(row, "Power_Result")
 
 
 def row_note(row: dict) -> str | None:

@@ -115,8 +115,6 @@ def add_result_per_accelerator(result):
     accelerators = result["total_accelerators"]
     per_second = result["units"].endswith("/s")
     result["result_per_accelerator"] = round(result["result"] / accelerators, 4) if per_second and accelerators else None
-    power = result.get("power_w")
-    result["result_per_joule"] = round(result["result"] / power, 4) if per_second and power else None
 
 
 ROW_COLUMNS = {"sources": add_source_columns, "articles": add_article_columns, "cloud_offers": add_price_per_gpu_hour,

@@ -16,8 +16,8 @@ from etl.mlperf import (
     Summary,
     SummaryError,
     average_power,
+    check_power,
     details_url,
-    power_values,
     power_window,
     split_target,
     total_accelerators,
@@ -25,7 +25,6 @@ from etl.mlperf import (
     whole,
 )
 from etl.report import RoundCoverage, measured_coverage
-from etl.transform import add_result_per_accelerator
 from serving.measured import Benchmark, ResultRow, by_round, shown
 
 FIXTURE = Path(__file__).parent / "fixture"
@@ -177,39 +176,15 @@ def test_average_power_as_the_submission_checker_computes_it():
         power_window(DETAIL.replace("power_end", "power_stop"))
 
 
-def test_power_results_by_their_units():
-    assert power_values({"Power_Result": 10400.9988793425, "Power_Units": "Watts"}) == {"power_w": 10400.9988793425}
-    assert power_values({"Power_Result": 123.4, "Power_Units": "millijoules"}) == {"energy_mj_per_query": 123.4}
-    assert power_values({"Power_Result": None, "Power_Units": None}) == {}
+def test_a_power_result_is_checked_not_kept():
+    """The summary's power figure is checked (power_results recomputes it from the files): a number in a known
+    unit, or none."""
+    assert check_power({"Power_Result": 10400.9988793425, "Power_Units": "Watts"}) is None
+    assert check_power({"Power_Result": None, "Power_Units": None}) is None
     with pytest.raises(ValueError, match="kWh"):
-        power_values({"Power_Result": 1.0, "Power_Units": "kWh"})
-
-
-def test_tokens_per_joule_of_a_power_result():
-    """Lenovo's 8 × B200, Llama 2 70B Offline (v5.1): 102,909 tokens/s at 10,401.0 W = 9.8941 tokens per joule."""
-    row = {"result": 102909.0, "units": "Tokens/s", "total_accelerators": 8, "power_w": 10400.9988793425}
-    add_result_per_accelerator(row)
-    assert (row["result_per_accelerator"], row["result_per_joule"]) == (12863.625, 9.8941)
-    latency = {"result": 500.0, "units": "Latency (ms)", "total_accelerators": 1, "energy_mj_per_query": 900.0}
-    add_result_per_accelerator(latency)
-    assert latency["result_per_joule"] is None
-
-
-def test_results_per_accelerator_and_their_accelerators(db):
-    rows = {r["slug"]: r for r in db.execute("select * from benchmark_results")}
-    assert len(rows) == 8
-    # 960,000 tokens/s on 8 × 1 accelerators
-    assert rows["mlperf-1-0-0001-tiny-dense-99-offline"]["result_per_accelerator"] == 120000
-    # a latency is not divided; a system with no accelerator count has no per-accelerator result
-    assert rows["mlperf-1-0-0004-tiny-dense-99-singlestream"]["result_per_accelerator"] is None
-    assert rows["mlperf-1-0-0008-resnet-offline"]["result_per_accelerator"] is None
-    # 100,000 on 2 nodes of 8 ("8" as text in the summary): 6,250
-    assert rows["mlperf-1-0-0005-tiny-dense-99-offline"]["result_per_accelerator"] == 6250
-    accelerators = {slug: r["accelerator"] for slug, r in rows.items()}
-    assert accelerators["mlperf-1-0-0001-tiny-dense-99-offline"] == "acme-x1"
-    assert accelerators["mlperf-1-0-0007-tiny-dense-99-offline"] == "beta-b1"
-    assert accelerators["mlperf-1-0-0005-tiny-dense-99-offline"] is None   # the alias means none: a mixed system
-    assert accelerators["mlperf-1-0-0006-tiny-dense-99-offline"] is None   # no alias: listed by the report
+        check_power({"Power_Result": 1.0, "Power_Units": "kWh"})
+    with pytest.raises(ValueError, match="Power_Result: 'high' is not a result"):
+        check_power({"Power_Result": "high", "Power_Units": "Watts"})
 
 
 def test_every_value_cites_the_summary_as_a_measurement(db):
@@ -219,7 +194,6 @@ def test_every_value_cites_the_summary_as_a_measurement(db):
     assert [tuple(c) for c in cited] == [
         ("accelerators_per_node", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
         ("nodes", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
-        ("power_w", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
         ("result", "measured", "independent-measurement", "mlperf-inference-v1-0-summary"),
         ("total_accelerators", "derived", "independent-measurement", "mlperf-inference-v1-0-summary"),
     ]

@@ -4,6 +4,8 @@ import re
 
 import pytest
 
+from conftest import DASHBOARD_PAGES_FAIL_ON_1
+
 pytestmark = pytest.mark.browser
 
 WIDTHS = (1400, 390)
@@ -78,3 +80,31 @@ def test_cost_per_token_answers_when_opened_cheapest_first_named_rounded_and_eve
     page.wait_for_load_state("networkidle")
     assert page.locator("#answer-heading").inner_text().startswith("Llama 3.1 8B")
     assert page.locator("table.cost-table td.cost").count() > len(costs)
+
+
+@DASHBOARD_PAGES_FAIL_ON_1
+@pytest.mark.parametrize("width", WIDTHS)
+def test_dashboard_grid_pairs_charts_of_one_height(server, browser, width):
+    """Side by side, two charts differ in height by at most 100 px: no half-empty row beside a long list."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(server + "/-/dashboards/accelerator-landscape")
+        page.wait_for_load_state("networkidle")
+        page.wait_for_function("""() => [...document.querySelectorAll('.dashboard-card')]
+            .every((c) => c.querySelector('canvas, svg.marks, table'))""")
+        cards = page.evaluate("""() => [...document.querySelectorAll('.dashboard-card')].map((c) => {
+            const card = c.getBoundingClientRect();
+            const drawn = c.querySelector('canvas, svg.marks, table').getBoundingClientRect();
+            return {id: c.id, top: Math.round(card.top), right: card.right, height: drawn.height}; })""")
+        rows = {}
+        for card in cards:
+            rows.setdefault(card["top"], []).append(card)
+            assert card["right"] <= width, card["id"]
+        holes = {tuple(c["id"] for c in row): max(c["height"] for c in row) - min(c["height"] for c in row)
+                 for row in rows.values() if len(row) > 1}
+        assert all(hole <= 100 for hole in holes.values()), holes
+        if width == 1400:
+            assert holes, "two charts side by side on a desktop"
+    finally:
+        context.close()

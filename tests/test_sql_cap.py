@@ -10,7 +10,15 @@ from urllib.parse import quote, urlencode
 import pytest
 from datasette.utils.asgi import Request
 
-from plugins.sql_cap import Cap, cap_of, is_expensive, with_filters
+from plugins.sql_cap import (
+    Cap,
+    bound_problem,
+    cap_of,
+    is_expensive,
+    large_tables_of,
+    with_facet_size_bounded,
+    with_filters,
+)
 from serving.headers import SECURITY_HEADERS
 from serving.metadata import full_metadata
 from serving.paths import METADATA_YML
@@ -29,6 +37,12 @@ CAPPED = [
     "/computekb/accelerators?_where=1=1",
     "/computekb/accelerators.json?_where=1=1",
     "/computekb/accelerators.csv?_stream=on",
+    # a table page asking for more than a page of the default size, and a table's CSV
+    "/computekb/accelerators.json?_size=max",
+    "/computekb/accelerators.json?_size=51",
+    "/computekb/accelerators?_facet_size=max",
+    "/computekb/accelerators?_facet=vendor&_facet=device_class&_facet_array=tags",
+    "/computekb/articles.csv",
 ]
 NOT_CAPPED = [
     "/",
@@ -37,7 +51,9 @@ NOT_CAPPED = [
     "/computekb/accelerators.json?vendor=acme",
     "/computekb/accelerators/acme-x1",
     "/computekb/articles?_search=memory",
-    "/computekb/articles.csv",
+    "/computekb/accelerators?_facet=vendor&_facet=device_class&_size=50",
+    "/computekb/sources.json?_size=max&_facet=tier&_facet=kind&_facet=publisher",  # a small table: milliseconds
+    "/computekb/sources.csv",
     "/computekb/articles-about?accelerator=acme-x1",
     "/-/accelerators",
     "/-/search?q=memory",
@@ -47,7 +63,10 @@ WAIT_MS = 200  # far below the time the slow query holds its slot
 
 @pytest.fixture(scope="module")
 def datasette(fixture_db):
-    return make_datasette(fixture_db)
+    """The fixture database, its accelerators and articles tables taken as large (the fixture's tables are small)."""
+    datasette = make_datasette(fixture_db)
+    large_tables_of[datasette] = {("computekb", "accelerators"), ("computekb", "articles")}
+    return datasette
 
 
 @pytest.mark.parametrize("path", CAPPED)
@@ -158,3 +177,79 @@ def test_a_chart_query_is_filled_as_datasette_dashboards_fills_it():
     for filters in [{}, dict.fromkeys(names, "1"), dict.fromkeys(names, ""), {names[0]: "x"}, {names[-1]: "9"}]:
         for query in charts:
             assert with_filters(query, filters) == replace_opts_in_query(query, filters), (query, filters)
+
+
+@pytest.mark.parametrize(("path", "problem"), [
+    ("/computekb/articles?_size=max",
+     "_size=max: an HTML page shows at most 100 rows; the .json and .csv forms give up to 1,000"),
+    ("/computekb/articles?_size=101", "_size=101: an HTML page shows at most 100 rows"),
+    ("/computekb/articles.json?" + "&".join(f"_facet=c{i}" for i in range(6)),
+     "at most 5 facets per page (6 asked)"),
+    ("/computekb/articles?_facet=a&_facet_array=b&_facet_date=c&_facet=d&_facet=e&_facet=f",
+     "at most 5 facets per page (6 asked)"),
+    ("/computekb/articles.csv?_stream=on", "a table of over 1,000 rows is not streamed as one CSV (it would run for "
+     "seconds): download the whole database (/computekb.db), or take the CSV a page of 1,000 rows at a time"),
+])
+def test_a_table_page_beyond_its_bounds_is_refused_naming_them(datasette, path, problem):
+    assert bound_problem(datasette, Request.fake(path)).startswith(problem)
+
+
+@pytest.mark.parametrize("path", ["/computekb/articles?_size=100", "/computekb/articles.json?_size=max",
+                                  "/computekb/articles.csv?_size=max&_facet=a&_facet=b&_facet=c&_facet=d&_facet=e",
+                                  "/computekb/sources?_size=max&" + "&".join(f"_facet=c{i}" for i in range(6)),
+                                  "/computekb/sources.csv?_stream=on",
+                                  "/-/accelerators?_size=max"])
+def test_a_table_page_within_its_bounds_is_answered(datasette, path):
+    assert bound_problem(datasette, Request.fake(path)) is None
+
+
+@pytest.fixture(scope="module")
+def with_a_large_table(fixture_db, tmp_path_factory):
+    """The fixture database with a table of 1,001 rows: large (its other tables are small)."""
+    import sqlite3
+    database = tmp_path_factory.mktemp("large") / "computekb.db"
+    database.write_bytes(fixture_db.read_bytes())
+    with sqlite3.connect(database) as conn:
+        conn.execute("create table big (x)")
+        conn.executemany("insert into big values (?)", [(i,) for i in range(1001)])
+    return database
+
+
+async def test_a_refused_table_page_is_a_400_in_its_format(with_a_large_table):
+    datasette = make_datasette(with_a_large_table)
+    await datasette.invoke_startup()
+    page = await datasette.client.get("/computekb/big?_size=max")
+    assert page.status_code == 400 and "an HTML page shows at most 100 rows" in page.text
+    answer = await datasette.client.get("/computekb/big.json?" + "&".join(f"_facet=c{i}" for i in range(6)))
+    assert answer.status_code == 400 and answer.json()["error"] == "at most 5 facets per page (6 asked): ask the " \
+                                                                    "others on another page"
+    assert (await datasette.client.get("/computekb/accelerators?_size=max")).status_code == 200, "a small table"
+
+
+@pytest.mark.parametrize(("query", "sent"), [
+    ("_facet=vendor&_facet_size=max", "_facet=vendor&_facet_size=100"),
+    ("_facet_size=5000&x=1", "_facet_size=100&x=1"),
+    ("_facet_size=100", "_facet_size=100"),
+    ("_facet_size=7", "_facet_size=7"),
+])
+def test_a_facet_size_is_read_within_its_bound(query, sent):
+    request = Request.fake("/computekb/accelerators?" + query)
+    assert with_facet_size_bounded(request.scope, request)["query_string"].decode() == sent
+
+
+async def test_the_download_is_the_file_with_its_size(fixture_client, fixture_db):
+    answer = await fixture_client.get("/computekb.db", headers={"accept-encoding": "gzip"})
+    assert answer.status_code == 200 and answer.content == fixture_db.read_bytes()
+    assert answer.headers["content-length"] == str(fixture_db.stat().st_size)
+    assert answer.headers["content-encoding"] == "identity", "sent as it is, not compressed on the event loop"
+    assert answer.headers["content-disposition"] == 'attachment; filename="computekb.db"'
+    assert all(answer.headers[name] == value for name, value in SECURITY_HEADERS.items())
+
+
+async def test_a_large_tables_heavy_page_waits_for_the_slot_and_a_small_tables_does_not(with_a_large_table):
+    """A page of 1,000 rows of the large table is capped; the same of a small table, and a default page, are not."""
+    datasette = make_datasette(with_a_large_table, plugin_config={"expensive_request_wait_ms": WAIT_MS})
+    await datasette.invoke_startup()
+    (big, small, big_default), _ = await while_slow_runs(datasette.client, [
+        "/computekb/big.json?_size=max", "/computekb/accelerators.json?_size=max", "/computekb/big.json"])
+    assert (big.status_code, small.status_code, big_default.status_code) == (503, 200, 200)
