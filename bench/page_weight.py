@@ -74,6 +74,8 @@ def reader_pages(db):
         ("compare picker", "/-/compare", 0),
         ("what fits", f"/-/what-fits?model={model}", 0),
         ("search", "/-/search?q=memoire", 0),
+        ("search, A vs B", "/-/search?q=H100+vs+H200", 0),
+        ("cost per token", "/-/cost-per-token", 0),
         ("article", f"/computekb/articles/{article}", 0),
         ("accelerators table", "/computekb/accelerators", 0),   # Datasette's table: its chart library on demand
         ("error page", "/computekb/accelerators/no-such-accelerator", 0),

@@ -149,7 +149,12 @@ if (chartLibrary && chartPlace && document.querySelector(".export-links a[href*=
   else {
     const button = Object.assign(document.createElement("button"), {
       type: "button", className: "chart-these-rows", textContent: "Chart these rows" });
-    button.addEventListener("click", () => { button.remove(); loadCharts(true); });
-    chartPlace.before(button);
+    const place = document.createElement("span");
+    place.append(" · ", button);
+    button.addEventListener("click", () => { place.remove(); loadCharts(true); });
+    // in the line of export links ("This data as json, CSV"): no extra line before the rows
+    const links = document.querySelector(".export-links");
+    if (links) links.append(place);
+    else chartPlace.before(place);
   }
 }
