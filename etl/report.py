@@ -2,9 +2,9 @@
 how well their core values are sourced.
 
 The core values are the ones a reader filters and sizes on: memory, memory
-bandwidth, power, and dense matrix throughput in 16-bit floating point, FP8 and
-FP4. For each, the report counts the rows that have it and the authority tier of
-its citation, so the next gap (a missing value, or a value resting on a weak
+bandwidth, power, dense matrix throughput in 16-bit floating point, FP8 and FP4,
+interconnect bandwidth and the launch price. For each, the report counts the rows
+that have it and the authority tier of its citation, so the next gap (a missing value, or a value resting on a weak
 source) is visible per vendor and class. It reads a built database only.
 """
 
@@ -17,11 +17,13 @@ from domain.schema import TIERS
 
 @dataclass(frozen=True)
 class CoreValue:
-    """One core value: a column of accelerators, or dense matrix throughput in a precision family."""
+    """One core value: a column of accelerators, dense matrix throughput in a precision family, or the
+    launch price (a column derived from the prices rows that carry its citation)."""
 
     name: str
     column: str | None = None     # accelerators column
     precisions: tuple = ()        # throughput precisions that count for it (dense, matrix)
+    priced: bool = False          # the column is launch_price_usd, cited on the prices rows it comes from
 
 
 CORE_VALUES = (
@@ -31,6 +33,8 @@ CORE_VALUES = (
     CoreValue("bf16/fp16", precisions=("bf16", "fp16")),
     CoreValue("fp8", precisions=("fp8", "fp8-e4m3", "fp8-e5m2", "mxfp8")),
     CoreValue("fp4", precisions=("fp4", "fp4-e2m1", "mxfp4", "nvfp4")),
+    CoreValue("interconnect", column="interconnect_gbs"),
+    CoreValue("launch price", column="launch_price_usd", priced=True),
 )
 
 # The strongest tier wins where several rows give one core value (FP8 stated per format, say).
@@ -52,7 +56,14 @@ class GroupCoverage:
 
 def value_tiers(conn, value):
     """(accelerator slug, strongest tier) for every accelerator that has this core value."""
-    if value.column:
+    if value.priced:
+        # launch_price_usd is a launch-list USD price per device; the rows stating that amount carry its citation
+        sql = f"""select a.slug, c.tier from accelerators a
+                  join prices p on p.accelerator = a.slug and p.kind = 'launch-list' and p.currency = 'USD'
+                  and p.per_device_amount = a.{value.column}
+                  join citations c on c.table_name = 'prices' and c.row_slug = p.slug and c.field = 'amount'"""
+        rows = conn.execute(sql)
+    elif value.column:
         sql = f"""select a.slug, c.tier from accelerators a
                  join citations c on c.table_name = 'accelerators' and c.row_slug = a.slug and c.field = ?
                  where a.{value.column} is not null"""
@@ -111,7 +122,7 @@ def format_report(groups):
     widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
     legend = "tiers: " + ", ".join(f"{abbr} = {tier}" for tier, abbr in TIER_ABBREVIATIONS.items())
     return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
-            for row in [header, *lines]] + [legend, tier_mix(total)]
+            for row in [header, *lines]] + [legend, *tier_mix(total)]
 
 
 # The tiers that are the maker's own figure, read directly or through a quote.
@@ -119,18 +130,26 @@ VENDOR_TIERS = ("vendor-primary", "vendor-secondary", "vendor-quoted")
 REFERENCE_TIER = "reference-dataset"
 
 
+def share(part, whole):
+    return f"{part / whole:.0%}" if whole else "-"
+
+
 def tier_mix(total):
-    """One line: the core values stated, how many rest on a vendor tier and how many on the reference dataset."""
+    """Two lines: per core value the share on a vendor tier; then over all core values the values stated, how
+    many rest on a vendor tier and how many on the reference dataset."""
     counts = {}
-    for by_tier in total.tiers.values():
+    per_value = []
+    for value, by_tier in total.tiers.items():
+        vendor = sum(by_tier.get(tier, 0) for tier in VENDOR_TIERS)
+        per_value.append(f"{value} {share(vendor, sum(by_tier.values()))}")
         for tier, count in by_tier.items():
             counts[tier] = counts.get(tier, 0) + count
     stated = sum(counts.values())
     vendor = sum(counts.get(tier, 0) for tier in VENDOR_TIERS)
     reference = counts.get(REFERENCE_TIER, 0)
-    share = (lambda n: f"{n / stated:.0%}") if stated else (lambda n: "-")
-    return (f"core values stated: {stated}; on a vendor tier (vp, vs, vq): {vendor} ({share(vendor)}); "
-            f"on the reference dataset (rd): {reference} ({share(reference)})")
+    return ["on a vendor tier, per core value: " + ", ".join(per_value),
+            f"core values stated: {stated}; on a vendor tier (vp, vs, vq): {vendor} ({share(vendor, stated)}); "
+            f"on the reference dataset (rd): {reference} ({share(reference, stated)})"]
 
 
 

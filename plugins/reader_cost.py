@@ -74,15 +74,23 @@ class Row:
     native: bool | None = None  # whether it runs the weights' format natively (None: it lists no formats)
 
 
-def why_not(device: dict | None, offer: dict, fit: fits.Fit | None) -> str:
-    """Why the largest instance of an accelerator gives no cost."""
-    gpus = f"{offer['gpu_count']} accelerator{'s' if offer['gpu_count'] > 1 else ''}"
+def sizes_rented(offers: list[dict]) -> str:
+    """The instance sizes on offer, in words: "1 accelerator", "1, 4 or 6 accelerators"."""
+    counts = [str(o["gpu_count"]) for o in offers]
+    listed = counts[0] if len(counts) == 1 else f"{', '.join(counts[:-1])} or {counts[-1]}"
+    return f"{listed} accelerator{'s' if len(counts) > 1 or offers[0]['gpu_count'] > 1 else ''}"
+
+
+def why_not(device: dict | None, offers: list[dict], fit: fits.Fit | None) -> str:
+    """Why no instance of an accelerator gives a cost: `fit` is the largest instance's."""
     if device is None:
         return "its memory size is not on record, so the model cannot be sized on it"
+    rented = f"rented as {sizes_rented(offers)}"
+    largest = "the largest" if len(offers) > 1 else "it"
     if fit.problem:
-        return f"the largest instance, {gpus}, cannot split the model: {fit.problem}"
+        return f"{rented}; {largest} cannot split the model: {fit.problem}"
     if not fit.fits:
-        return (f"the largest instance, {gpus}, is short of {fit.shortfall_gb_per_device:,.1f} GB on each "
+        return (f"{rented}; {largest} is short of {fit.shortfall_gb_per_device:,.1f} GB on each accelerator "
                 "for the weights and the KV cache")
     return "its memory bandwidth is not on record, so no speed (and no cost) is estimated"
 
@@ -102,7 +110,7 @@ def answer_for(device: dict | None, offers: list[dict], question) -> Row:
             if best is None or cost < best[0]:
                 best = (cost, offer, last_fit)
     if best is None:
-        row.reason = why_not(device, offers[-1], last_fit)
+        row.reason = why_not(device, offers, last_fit)
         return row
     cost, offer, fit = best
     row.cost, row.tokens_per_s, row.gpus = cost, fit.expected_tokens_per_s, offer["gpu_count"]

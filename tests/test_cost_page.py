@@ -29,3 +29,9 @@ async def test_every_problem_is_named_at_once_with_close_models(client):
     assert response.status_code == 400
     assert "batch must be" in response.text and "is not one of the models here" in response.text
     assert "model=llama-3-1-70b" in response.text, "the closest model, one click away"
+
+
+@pytest.mark.parametrize("counts, text", [([1], "1 accelerator"), ([8], "8 accelerators"),
+                                          ([1, 4, 6], "1, 4 or 6 accelerators"), ([2, 8], "2 or 8 accelerators")])
+def test_the_sizes_rented_read_as_words(counts, text):
+    assert reader_cost.sizes_rented([{"gpu_count": c} for c in counts]) == text

@@ -53,19 +53,35 @@ def tiny():
     """A hand-made database with only what the report reads: two vendors, three accelerators."""
     db = sqlite3.connect(":memory:")
     db.executescript("""
-        create table accelerators (slug, vendor, device_class, memory_gb, memory_bandwidth_gbs, tdp_w);
+        create table accelerators (slug, vendor, device_class, memory_gb, memory_bandwidth_gbs, tdp_w,
+                                   interconnect_gbs, launch_price_usd);
+        create table prices (slug, accelerator, kind, currency, per_device_amount);
         create table throughput (slug, accelerator, precision, sparsity, engine, accumulate);
         create table citations (table_name, row_slug, field, tier);
         insert into accelerators values
-          ('a1', 'acme', 'datacenter-gpu', 80, 3000, 700),
-          ('a2', 'acme', 'datacenter-gpu', 40, null, null),
-          ('b1', 'beta', 'npu', null, null, 5);
+          ('a1', 'acme', 'datacenter-gpu', 80, 3000, 700, 900, 10000),
+          ('a2', 'acme', 'datacenter-gpu', 40, null, null, null, null),
+          ('b1', 'beta', 'npu', null, null, 5, 100, 500);
+        insert into prices values
+          ('a1-launch', 'a1', 'launch-list', 'USD', 10000),
+          ('a1-street', 'a1', 'street', 'USD', 10000),
+          ('a1-launch-eur', 'a1', 'launch-list', 'EUR', 10000),
+          ('b1-launch-kit', 'b1', 'launch-list', 'USD', 500),
+          ('b1-list', 'b1', 'list', 'USD', 500);
         insert into citations values
           ('accelerators', 'a1', 'memory_gb', 'vendor-primary'),
           ('accelerators', 'a1', 'memory_bandwidth_gbs', 'third-party'),
           ('accelerators', 'a1', 'tdp_w', 'vendor-secondary'),
           ('accelerators', 'a2', 'memory_gb', 'third-party'),
-          ('accelerators', 'b1', 'tdp_w', 'vendor-primary');
+          ('accelerators', 'b1', 'tdp_w', 'vendor-primary'),
+          ('accelerators', 'a1', 'interconnect_gbs', 'vendor-secondary'),
+          ('accelerators', 'b1', 'interconnect_gbs', 'third-party'),
+          ('prices', 'a1-launch', 'amount', 'reference-dataset'),
+          ('prices', 'a1-street', 'amount', 'vendor-primary'),
+          ('prices', 'a1-launch-eur', 'amount', 'vendor-primary'),
+          ('prices', 'b1-launch-kit', 'devices', 'vendor-primary'),
+          ('prices', 'b1-launch-kit', 'amount', 'vendor-quoted'),
+          ('prices', 'b1-list', 'amount', 'vendor-primary');
         insert into throughput values
           ('a1-fp8-dense-matrix', 'a1', 'fp8', 'dense', 'matrix', 'fp32'),
           ('a1-fp8-e4m3-dense-matrix', 'a1', 'fp8-e4m3', 'dense', 'matrix', 'fp32'),
@@ -92,6 +108,11 @@ def test_report_counts_rows_values_and_tiers(tiny):
     assert acme.tiers["fp8"] == {"vendor-primary": 1}
     assert acme.tiers["bf16/fp16"] == {}
     assert (beta.rows, beta.tiers["power"], beta.tiers["memory"]) == (1, {"vendor-primary": 1}, {})
+    assert acme.tiers["interconnect"] == {"vendor-secondary": 1}
+    # the launch price is the launch-list USD row's amount: neither a street, a EUR nor a later list price
+    # counts, nor the citation of another field of the same row
+    assert acme.tiers["launch price"] == {"reference-dataset": 1}
+    assert beta.tiers["launch price"] == {"vendor-quoted": 1}
 
 
 def test_report_text_gives_filled_counts_and_totals(tiny):
@@ -109,7 +130,7 @@ def test_report_command_prints_the_real_database(db_path):
     assert result.exit_code == 0, result.output
     (count,) = sqlite3.connect(db_path).execute("select count(*) from accelerators").fetchone()
     lines = result.output.splitlines()
-    assert lines[lines.index("prices") - 4].split()[:2] == ["all", str(count)]
+    assert lines[lines.index("prices") - 5].split()[:2] == ["all", str(count)]
     priced = sqlite3.connect(db_path).execute("select count(*) from accelerators where launch_price_usd > 0").fetchone()
     assert f"accelerators with a launch price: {priced[0]}" in lines
     assert any(line.startswith("round  rows  mapped") for line in lines)  # the measured section
@@ -117,6 +138,9 @@ def test_report_command_prints_the_real_database(db_path):
 
 def test_report_gives_the_tier_mix_of_the_core_values(tiny):
     lines = format_report(coverage(tiny))
-    # memory (vp, tp), bandwidth (tp), power (vs, vp), fp8 (vp): 6 stated, 4 on a vendor tier, none on the dataset
-    assert lines[-1] == ("core values stated: 6; on a vendor tier (vp, vs, vq): 4 (67%); "
-                         "on the reference dataset (rd): 0 (0%)")
+    # memory (vp, tp), bandwidth (tp), power (vs, vp), fp8 (vp), interconnect (vs, tp), launch price (rd, vq):
+    # 10 stated, 6 on a vendor tier, 1 on the dataset
+    assert lines[-2] == ("on a vendor tier, per core value: memory 50%, bandwidth 0%, power 100%, bf16/fp16 -, "
+                         "fp8 100%, fp4 -, interconnect 50%, launch price 50%")
+    assert lines[-1] == ("core values stated: 10; on a vendor tier (vp, vs, vq): 6 (60%); "
+                         "on the reference dataset (rd): 1 (10%)")
