@@ -16,6 +16,8 @@ import random
 import shutil
 from pathlib import Path
 
+from serving.measured import DEFAULT_ELECTRICITY_PRICE
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Share of the N records per table (catalog tables come on top, a few dozen rows).
@@ -97,6 +99,7 @@ class Generator:
         self.write_offers()
         self.write_articles()
         self.write_models()
+        self.write_electricity_price()
 
     def catalog(self):
         sites = "".join(f"  - slug: {site}\n    name: Synthetic site {site[-2:]}\n    languages: [{site[-2:]}]\n"
@@ -240,6 +243,12 @@ class Generator:
                 f"    hidden_size: 8192\n    intermediate_size: 28672\n    vocab_size: 128256\n"
                 f"    attention_heads: 64\n    kv_heads: 8\n    head_dim: 128\n    attention: gqa\n"
                 f"    max_context: {self.rng.choice((8192, 131072))}\n    source: {self.source()}\n"))
+
+    def write_electricity_price(self):
+        """The price of the spec sheet's energy figures when the reader sets none: the slug serving reads."""
+        self.write("measured/electricity-prices.yml", (
+            f"electricity_prices:\n  - slug: {DEFAULT_ELECTRICITY_PRICE}\n    region: Synthetic region\n"
+            f"    sector: commercial\n    period: '2023'\n    usd_per_kwh: 0.1\n    source: {self.source()}\n"))
 
 
 def generate(out, records, seed=0):

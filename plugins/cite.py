@@ -16,13 +16,14 @@ page that states the value.
 from dataclasses import dataclass
 
 from datasette import hookimpl
-from datasette.utils import tilde_encode, urlsafe_components
+from datasette.utils import tilde_encode
 from markupsafe import Markup, escape
 
 from domain.schema import AUTHORED
 from domain.units import DENSE_PRECISIONS
 from serving.citation_text import Shown, bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
 from serving.metadata import DATABASE
+from serving.row_pages import row_page_vars
 from serving.site import site_title, site_url
 
 CITED_TABLES = ("accelerators", "articles")
@@ -208,18 +209,11 @@ def read_citation(conn, slug):
 def extra_template_vars(view_name, database, table, request, datasette):
     if view_name != "row" or database != DATABASE or table not in (*CITED_TABLES, "citations"):
         return {}
-
-    async def citation_page():
-        slug = urlsafe_components(request.url_vars["pks"])[0]
-        found = await datasette.get_database(DATABASE).execute_fn(lambda conn: read_citation(conn, slug))
-        return {"citation_card": citation_card(datasette.urls, found)} if found else {}
-
     if table == "citations":
-        return citation_page
+        return row_page_vars(datasette, request, read_citation,
+                             lambda slug, found: {"citation_card": citation_card(datasette.urls, found)} if found else {})
 
-    async def inner():
-        slug = urlsafe_components(request.url_vars["pks"])[0]
-        found = await datasette.get_database(DATABASE).execute_fn(lambda conn: row_citation_data(conn, table, slug))
+    def made(slug, found):
         if found is None:  # no such row: Datasette's row page says so
             return {}
         shown, release, values = found
@@ -228,4 +222,4 @@ def extra_template_vars(view_name, database, table, request, datasette):
             citations = datasette.urls.table(DATABASE, "citations")
             extra["value_citations"] = value_rows(values, lambda slug: f"{citations}/{tilde_encode(slug)}")
         return extra
-    return inner
+    return row_page_vars(datasette, request, lambda conn, slug: row_citation_data(conn, table, slug), made)

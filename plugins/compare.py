@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from datasette import hookimpl
 from datasette.utils.asgi import Response
-from rapidfuzz import fuzz, process
 
+from domain.matching import closest
 from domain.schema import AUTHORED, ENGINES, KIND_LABELS, TABLES_BY_NAME
 from domain.units import DENSE_PRECISIONS
 from serving.citation_text import shown_title
@@ -169,13 +169,12 @@ def parse_ids(request):
 
 
 def close_matches(unknown, catalogue, slugs):
-    """Known accelerators whose slug or name resembles `unknown`, each with the URL that swaps it in."""
-    choices = {a["slug"]: f"{a['slug']} {a['name']}" for a in catalogue}
-    found = process.extract(unknown, choices, scorer=fuzz.WRatio, limit=5, score_cutoff=60)
+    """Known accelerators whose slug resembles `unknown` (domain/matching.py, as on the 404 page), each with
+    the URL that swaps it in."""
     names = {a["slug"]: a["name"] for a in catalogue}
     return [{"slug": slug, "name": names[slug],
              "query": "ids=" + urllib.parse.quote(",".join(slug if s == unknown else s for s in slugs), safe=",")}
-            for _, _, slug in found]
+            for slug in closest(unknown, list(names))]
 
 
 def check_known(slugs, catalogue):

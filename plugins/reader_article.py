@@ -15,10 +15,10 @@ import urllib.parse
 from dataclasses import dataclass
 
 from datasette import hookimpl
-from datasette.utils import urlsafe_components
 
 from serving.citation_text import shown_title
 from serving.metadata import DATABASE
+from serving.row_pages import is_row_page, row_page_vars
 
 WEB_SEARCH = "https://duckduckgo.com/?"
 SEARCH_WORDS = 12  # an untitled article is searched for by the start of its summary
@@ -118,11 +118,10 @@ def read_article(conn, slug):
 
 @hookimpl
 def extra_template_vars(view_name, database, table, request, datasette):
-    if view_name != "row" or database != DATABASE or table != "articles":
+    if not is_row_page(view_name, database, table, "articles"):
         return {}
 
-    async def inner():
-        slug = urlsafe_components(request.url_vars["pks"])[0]
-        row, linked = await datasette.get_database(DATABASE).execute_fn(lambda conn: read_article(conn, slug))
+    def made(slug, found):
+        row, linked = found
         return {"article": article_page(datasette, row, linked)} if row else {}
-    return inner
+    return row_page_vars(datasette, request, read_article, made)

@@ -10,11 +10,11 @@ states them and as counted from the configuration, the count the sizing uses.
 from dataclasses import dataclass
 
 from datasette import hookimpl
-from datasette.utils import urlsafe_components
 
 from domain import parameters, sizing
 from serving.measured import share_text, shown
 from serving.metadata import DATABASE
+from serving.row_pages import is_row_page, row_page_vars
 
 # The weights a reader compares first: every linear layer in one format, block scales counted (its effective
 # bits); routers and norms stay 16-bit.
@@ -149,11 +149,7 @@ def build(datasette, data) -> ModelPage:
 
 @hookimpl
 def extra_template_vars(view_name, database, table, request, datasette):
-    if view_name != "row" or database != DATABASE or table != "models":
+    if not is_row_page(view_name, database, table, "models"):
         return {}
-
-    async def inner():
-        slug = urlsafe_components(request.url_vars["pks"])[0]
-        data = await datasette.get_database(DATABASE).execute_fn(lambda conn: read_rows(conn, slug))
-        return {"model_page": build(datasette, data)} if data["model"] else {}
-    return inner
+    return row_page_vars(datasette, request, read_rows,
+                         lambda slug, data: {"model_page": build(datasette, data)} if data["model"] else {})

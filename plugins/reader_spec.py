@@ -14,13 +14,18 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from datasette import hookimpl
-from datasette.utils import tilde_encode, urlsafe_components
+from datasette.utils import tilde_encode
+from datasette.utils.asgi import BadRequest
 
+from domain.parameters import ParameterError, usd_per_kwh
 from domain.schema import AUTHORED, COMPARABLE_ACCUMULATE, KIND_LABELS
 from domain.units import DENSE_PRECISIONS, INTEGER_PRECISIONS
 from serving.citation_text import bibtex_escape, markdown_escape, shown_title, today_utc, value_anchor
 from serving.labels import FIELDS, IDENTITY, SECTIONS, label
+from serving.measured import by_round, electricity_price, read, read_energy
+from serving.measured import shown as measured_number
 from serving.metadata import DATABASE
+from serving.row_pages import is_row_page, row_page_vars
 from serving.site import site_title, site_url
 
 # Made by the build from the sheet's cited rows (format support, throughput, citations): no source of their own.
@@ -348,15 +353,34 @@ class SheetBuilder:
             compare_url=self.datasette.urls.path(f"/-/compare?ids={ids}"), release=self.release, note=row["note"])
 
 
+async def measured_section(datasette, request, slug):
+    """The sheet's Measured section: results of the latest round a round each, power results, achieved rates
+    (serving/measured.py), energy at the reader's electricity price (`?kwh_usd=`)."""
+    try:
+        price = usd_per_kwh(request.args.get("kwh_usd", "").strip())
+    except ParameterError as error:
+        raise BadRequest(str(error)) from None
+    db = datasette.get_database(DATABASE)
+    results, rates = await read(db, [slug])
+    return {"rounds": by_round(results.get(slug, [])), "rates": rates.get(slug, []),
+            "energy": await read_energy(db, slug, await electricity_price(db, price))}
+
+
 @hookimpl
 def extra_template_vars(view_name, database, table, request, datasette):
-    if view_name != "row" or database != DATABASE or table != "accelerators":
+    """The spec sheet: `sheet` and its Measured section, `measured`."""
+    if not is_row_page(view_name, database, table, "accelerators"):
         return {}
 
-    async def inner():
-        slug = urlsafe_components(request.url_vars["pks"])[0]
-        data = await datasette.get_database(DATABASE).execute_fn(lambda conn: read_sheet_rows(conn, slug))
+    async def made(slug, data):
         if not data["row"]:
             return {}
-        return {"sheet": SheetBuilder(datasette, request, data).build()}
-    return inner
+        return {"sheet": SheetBuilder(datasette, request, data).build(),
+                "measured": await measured_section(datasette, request, slug)}
+    return row_page_vars(datasette, request, read_sheet_rows, made)
+
+
+@hookimpl
+def prepare_jinja2_environment(env):
+    """`measured_number`: a measured figure with no more digits than a measurement gives (serving/measured.py)."""
+    env.filters["measured_number"] = measured_number

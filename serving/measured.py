@@ -1,6 +1,6 @@
 """Measured beside promised: what the pages read of audited benchmark results and achieved rates.
 
-The spec sheet's *Measured* section (plugins/measured.py) and the compare
+The spec sheet's *Measured* section (plugins/reader_spec.py) and the compare
 page's measured rows (plugins/compare.py) read here: for each accelerator, its
 MLPerf results (closed division, per accelerator), best and median per
 benchmark, accuracy target and scenario of the latest round that has them, the best's result ID linking to MLCommons' results and
