@@ -45,6 +45,8 @@ def with_reason(body: bytes, content_type: str, message: str) -> bytes:
     if content_type.startswith("application/json"):
         answer = json.loads(body)
         answer["error"] = message
+        if isinstance(answer.get("errors"), list):  # Datasette 1.0 lists them too
+            answer["errors"] = [message if error == FUNCTION_RAISED else error for error in answer["errors"]]
         return json.dumps(answer).encode()
     return body.replace(FUNCTION_RAISED.encode(), html.escape(message).encode())
 
