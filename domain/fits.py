@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from . import parameters, sizing, speed
 from .parameters import MAX_TP
+from .schema import MAXIMA
 
 
 @dataclass(frozen=True)
@@ -35,18 +36,26 @@ class Question:
     bandwidth_share: float | None = None
 
 
-def optional_number(name, value):
-    return None if value is None else parameters.number(name, value)
+def device_figure(name, value, maximum, optional=True):
+    """A device figure within the knowledge base's own bounds (schema.MAXIMA): a figure past them is no device,
+    and would carry the arithmetic past the floats' range (a division by a time that rounds to 0)."""
+    if value is None and optional:
+        return None
+    figure = parameters.number(name, value, positive=not optional)
+    if figure > maximum:
+        raise parameters.ParameterError(name, f"must be at most {maximum:,.0f}, got {figure:g}")
+    return figure
 
 
 def question(architecture: str, bits: str, device: DeviceFigures, context, batch, kv_bits, utilization=None,
              runtime=None, max_num_seqs=None) -> Question:
     """`architecture` and `bits`: the models and checkpoints tables' JSON columns."""
     return Question(parameters.architecture(architecture), parameters.bits(bits),
-                    sizing.Device(parameters.number("memory_gb", device.memory_gb, positive=True) * sizing.GB,
-                                  optional_number("bandwidth_gbs", device.bandwidth_gbs),
-                                  optional_number("dense_tflops", device.dense_tflops),
-                                  optional_number("link_gbs", device.link_gbs), device.slug or ""),
+                    sizing.Device(device_figure("memory_gb", device.memory_gb, MAXIMA["memory_gb"], optional=False)
+                                  * sizing.GB,
+                                  device_figure("bandwidth_gbs", device.bandwidth_gbs, MAXIMA["memory_bandwidth_gbs"]),
+                                  device_figure("dense_tflops", device.dense_tflops, MAXIMA["tflops"]),
+                                  device_figure("link_gbs", device.link_gbs, MAXIMA["interconnect_gbs"]), device.slug or ""),
                     sizing.Workload(parameters.context(context), parameters.batch(batch),
                                     parameters.number("kv_bits", kv_bits, positive=True),
                                     parameters.usable_fraction(utilization), parameters.runtime(runtime),

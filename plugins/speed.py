@@ -26,13 +26,14 @@ twice (`category_2`); such arguments are dropped before Datasette sees them.
 import asyncio
 from urllib.parse import parse_qsl, urlencode
 
-from datasette import hookimpl
+from datasette import hookimpl, hookspecs
 from datasette.database import QueryInterrupted
 from datasette.facets import ArrayFacet
 from datasette.utils import escape_sqlite, path_with_added_args, path_with_removed_args, tilde_encode
 
 from domain.schema import TAG_COUNTS
 from serving import speedups
+from serving.hooked_metadata import hooked_metadata
 from serving.metadata import DATABASE, generated_metadata
 from serving.query_args import as_filter
 
@@ -179,3 +180,11 @@ def asgi_wrapper():
             await app(scope, receive, send)
         return deduplicated
     return wrap
+
+
+# Datasette 1.0 has no such hook (its plugin settings are configuration): defined where Datasette calls it.
+if hasattr(hookspecs, "get_metadata"):
+    @hookimpl
+    def get_metadata(key):
+        """The dashboards' configuration, for the lookups of plugin settings (serving/hooked_metadata.py)."""
+        return hooked_metadata(key)

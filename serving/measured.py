@@ -164,8 +164,8 @@ def share_text(share: float | None) -> str | None:
 class ElectricityPrice:
     """The price per kWh the costs are computed at: the reader's, or the default with its citation."""
 
-    usd_per_kwh: float
-    default: dict  # the electricity_prices row of the default, with its citation
+    usd_per_kwh: float | None  # None: no price set and none in the database
+    default: dict | None  # the electricity_prices row of the default, with its citation
     set_by_reader: bool
 
 
@@ -198,7 +198,7 @@ class EnergyRow:
     @property
     def electricity_shown(self) -> str | None:
         """USD of electricity per million tokens at the price (LLM results only)."""
-        if self.row["units"] != TOKENS:
+        if self.row["units"] != TOKENS or self.price.usd_per_kwh is None:
             return None
         return usd(electricity_usd_per_million_tokens(self.row["result_per_joule"], self.price.usd_per_kwh))
 
@@ -221,10 +221,11 @@ class Energy:
 
 
 async def electricity_price(db, usd_per_kwh: float | None) -> ElectricityPrice:
-    """The reader's price, or the default row's."""
-    default = dict((await db.execute(PRICE_SQL, {"slug": DEFAULT_ELECTRICITY_PRICE})).rows[0])
+    """The reader's price, or the default row's (a database may hold none: then no electricity cost is shown)."""
+    found = (await db.execute(PRICE_SQL, {"slug": DEFAULT_ELECTRICITY_PRICE})).first()
+    default = dict(found) if found else None
     if usd_per_kwh is None:
-        return ElectricityPrice(default["usd_per_kwh"], default, False)
+        return ElectricityPrice(default["usd_per_kwh"] if default else None, default, False)
     return ElectricityPrice(usd_per_kwh, default, True)
 
 

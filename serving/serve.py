@@ -33,6 +33,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from domain.release import built_hash
 
 from .headers import SECURITY_HEADER_NAMES, SECURITY_HEADERS
+from .hooked_metadata import without_hooked
 from .inspect_file import inspect_path, write_inspect
 from .metadata import DATABASE, full_metadata, split_configuration
 from .paths import METADATA_YML, PLUGINS_DIR, STATIC_DIR, STATIC_MOUNT, TEMPLATES_DIR
@@ -65,7 +66,7 @@ def served_metadata(site_url, plugin_config=None):
     of the `computekb` plugin's configuration given (the SQL cap's: plugins/sql_cap.py)."""
     metadata = site_metadata(full_metadata(METADATA_YML), site_url)
     metadata["plugins"][PLUGIN].update(plugin_config or {})
-    return metadata
+    return without_hooked(metadata)
 
 
 def write_metadata(db_path, site_url=DEFAULT_SITE_URL):

@@ -10,6 +10,10 @@ docs/BENCHMARKS.md.
   of a page counted at the same time, and a facet asked for twice counted once.
 - plugins/units.py: the display of a value with a unit remembered per value
   and unit (pint is slow to format a value).
+- serving/hooked_metadata.py and plugins/speed.py: on Datasette 0.65, the
+  dashboards' configuration left out of the metadata that each permission
+  check deep-copies, and given by a `get_metadata` hook to the lookups of
+  plugin settings.
 
 Here rather than in plugins/, as Datasette loads each plugin file on its own.
 """

@@ -15,7 +15,10 @@ from domain.schema import TABLES_BY_NAME
 from etl.load import index_columns
 from plugins.speed import COUNT_SQL, equality_filters, without_repeated_facets
 from serving import speedups
+from serving.hooked_metadata import by_hook, hooked_metadata
 from serving.metadata import DATABASE
+from serving.serve import served_metadata
+from serving.site import DATASETTE_MAJOR, DEFAULT_SITE_URL
 from serving.table_json import EXTRAS_QUERY, facet_results, row_count
 
 # Pages the serving speed-ups change: CI runs these again with the speed-ups off.
@@ -161,3 +164,22 @@ async def test_a_default_facet_asked_for_again_gives_the_same_page(client):
         return [(r["value"], r["count"]) for r in facet["results"]]
     for name, facet in facet_results(plain).items():
         assert counts(facet_results(asked)[name]) == counts(facet), name
+
+
+# --- the dashboards' configuration by a hook --------------------------------------
+
+def test_the_dashboards_configuration_reaches_its_plugin_either_way(ds):
+    """With the speed-ups on (Datasette 0.65) it is not in the metadata a permission check copies; off, it is."""
+    configuration = ds.plugin_config("datasette-dashboards")
+    assert configuration["accelerator-landscape"]["title"] == "Accelerator landscape"
+    served = served_metadata(DEFAULT_SITE_URL)
+    assert ("datasette-dashboards" in served.get("plugins", {})) is not (speedups.enabled() and DATASETTE_MAJOR < 1)
+
+
+def test_only_lookups_of_plugin_settings_get_the_dashboards_configuration():
+    if not by_hook():
+        pytest.skip("the configuration is in the metadata: speed-ups off or Datasette 1.0")
+    assert hooked_metadata("tables") == {} and hooked_metadata("queries") == {}
+    for key in ("plugins", None):
+        assert hooked_metadata(key)["plugins"]["datasette-dashboards"]["accelerator-landscape"]["title"] == \
+            "Accelerator landscape"

@@ -618,3 +618,22 @@ def test_the_canned_queries_check_with_the_same_checks():
         {"model": "llama-3-1-70b", "weight_format": "fp8", "kv_format": "fp8", "context": "32k", "tp": "9"},
         Lookup()) if p]
     assert problems == ["tp must be a whole number from 1 to 8, got '9'"]
+
+
+@pytest.mark.parametrize("figure, value, message", [
+    ("bandwidth_gbs", 1.7e308, "bandwidth_gbs must be at most 100,000,000, got 1.7e+308"),
+    ("dense_tflops", 2e9, "dense_tflops must be at most 1,000,000,000, got 2e+09"),
+    ("memory_gb", 0, "memory_gb must be positive, got 0"),
+])
+def test_a_device_figure_past_the_knowledge_bases_bounds_is_refused(figure, value, message):
+    """At 1.7e308 GB/s a step's time rounds to 0 and a speed divided by it raised ZeroDivisionError."""
+    from domain import fits
+    from domain.parameters import ParameterError
+
+    architecture = json.dumps({"layers": 2, "hidden_size": 64, "attention_heads": 4, "kv_heads": 4, "head_dim": 16,
+                               "intermediate_size": 128, "vocab_size": 100})
+    bits = json.dumps(dict.fromkeys(["embedding", "output_head", "attention", "dense_ffn", "experts", "other"], 16))
+    device = dict(memory_gb=80, bandwidth_gbs=3350, dense_tflops=989, link_gbs=450) | {figure: value}
+    with pytest.raises(ParameterError) as refused:
+        fits.question(architecture, bits, fits.DeviceFigures(**device), 4096, 1, 16)
+    assert str(refused.value) == message
