@@ -49,4 +49,8 @@ PLUGINS_FOLDER = (
     Wrapper("reader_site.py", "a CSV answer downloads as computekb-<table>-<release>.csv, formula cells prefixed"),
     Wrapper("query_checks.py", "a refused canned query answers 400 in every format, its CSV with the message (Datasette "
                            "0.65 sends an empty 200, 1.0 a 200 page), from what its parameter check leaves in the scope"),
+    Wrapper("failed_queries.py", "a query of the client's own that fails answers 400 in every format, its CSV with the "
+                                 "reason, and a function's refusal in its own words rather than SQLite's"),
+    Wrapper("download.py", "the database download is sent as a file with its size, read off the event loop, with the "
+                           "security headers and no compression; every other request goes on inward"),
 )

@@ -55,11 +55,11 @@ document.addEventListener("DOMContentLoaded", () => {
 });
 
 // Controls other packages draw without an accessible name: Datasette's filter row and phone sort list, the
-// editor CodeMirror puts over the SQL box, a table frame that scrolls sideways (named and reachable by keyboard).
+// editor CodeMirror puts over the SQL box (CodeMirror 5 on Datasette 0.65, 6 on 1.0), a table frame that scrolls sideways (named and reachable by keyboard).
 const CONTROL_NAMES = {
   "select[name^=_filter_column]": "Column to filter", "select[name^=_filter_op]": "How to compare",
   "input.filter-value": "Value to compare with", "select#sort_by": "Sort by column",
-  ".CodeMirror textarea": "SQL query", "textarea#sql-editor": "SQL query",
+  ".CodeMirror textarea": "SQL query", "textarea#sql-editor": "SQL query", ".cm-content": "SQL query",
 };
 function nameDatasetteControls() {
   for (const [selector, name] of Object.entries(CONTROL_NAMES)) {

@@ -2,7 +2,8 @@
 finding (missing language, unnamed controls, low contrast, links told apart by colour alone)."""
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
+
+from conftest import blocking_axe_findings
 
 pytestmark = pytest.mark.browser
 
@@ -24,7 +25,6 @@ PAGES = {
     "dashboard": "/-/dashboards/accelerator-landscape",
     "error": "/computekb/accelerators/nvidia-h200",
 }
-BLOCKING = ("serious", "critical")
 
 
 @pytest.mark.parametrize("width", (1400, 390))
@@ -35,10 +35,7 @@ def test_no_serious_accessibility_finding(browser, server, name, width):
     try:
         page.goto(server + PAGES[name])
         page.wait_for_load_state("networkidle")
-        violations = Axe().run(page).response["violations"]
-        found = [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}" for v in violations
-                 if v["impact"] in BLOCKING]
-        assert found == []
+        assert blocking_axe_findings(page) == []
         assert page.evaluate("document.documentElement.lang") == "en"
         assert page.locator("[role=main], main").count() == 1
     finally:

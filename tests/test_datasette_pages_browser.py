@@ -4,11 +4,11 @@ the chart library loads only when a chart is asked for, the home page lists the 
 CSV for Excel is one link away."""
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
+
+from conftest import blocking_axe_findings
 
 pytestmark = pytest.mark.browser
 
-BLOCKING = ("serious", "critical")
 PAGES = {
     "table": "/computekb/cloud_offers?accelerator=nvidia-h100-sxm",
     "row": "/computekb/vendors/nvidia",
@@ -17,11 +17,6 @@ PAGES = {
     "home": "/",
 }
 CHART_LIBRARY = "/datasette_vega/"
-
-
-def blocking_findings(page):
-    return [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}"
-            for v in Axe().run(page).response["violations"] if v["impact"] in BLOCKING]
 
 
 @pytest.mark.parametrize("width", (1400, 390))
@@ -34,7 +29,7 @@ def test_datasettes_own_pages_pass_axe_and_load_no_chart_library_unasked(browser
     try:
         page.goto(server + PAGES[name])
         page.wait_for_load_state("networkidle")
-        assert blocking_findings(page) == []
+        assert blocking_axe_findings(page) == []
         assert [u for u in requested if CHART_LIBRARY in u] == [], "the chart library waits for a chart"
         if name == "home":
             assert "_memory" not in page.locator("main, [role=main]").inner_text()

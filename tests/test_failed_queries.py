@@ -54,10 +54,12 @@ async def test_a_function_refusal_prints_no_traceback(fixture_client, capfd, mon
     monkeypatch.setattr(sys, "unraisablehook", printed.append)
     capfd.readouterr()
     await fixture_client.get(url("json", PRINTF_OVER))
+    as_json = capfd.readouterr().err
     await fixture_client.get(url("csv", PRINTF_OVER))
-    logged = capfd.readouterr().err
-    assert printed == [] and "Traceback" not in logged
-    assert logged.count("\n") == 2  # Datasette's one line for each failed query
+    as_csv = capfd.readouterr().err
+    assert printed == [] and "Traceback" not in as_json + as_csv
+    # Datasette's one line for each failed query; 1.0 runs a failed CSV query twice, and logs each run
+    assert (as_json.count("\n"), as_csv.count("\n")) == (1, 2 if DATASETTE_MAJOR >= 1 else 1)
 
 
 def test_the_largest_batch_at_extreme_arguments_is_a_refusal_not_an_overflow():
