@@ -203,6 +203,10 @@ def test_spec_sheet_on_a_phone_reads_top_to_bottom(server, sized):
     memory = page.locator("#memory_gb").bounding_box()
     bandwidth = page.locator("#memory_bandwidth_gbs").bounding_box()
     assert bandwidth["y"] > memory["y"], "one value under the other, not side by side"
+    # the what-fits question reads on one line, its list of models wide enough to read a name
+    question = page.locator(".sheet-fits strong").bounding_box()
+    models = page.locator(".sheet-fits select[name=model]").bounding_box()
+    assert question["height"] < 30 and models["y"] > question["y"] and models["width"] >= 150
 
 
 def test_compare_on_a_phone_names_the_accelerator_of_every_value(server, sized):
