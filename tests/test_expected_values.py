@@ -100,8 +100,9 @@ async def test_a_value_cited_in_bibtex_escapes_its_source_title(fixture_client):
     sheet = html.unescape(await page(fixture_client, "/computekb/accelerators/acme-x2"))
     # The whitepaper is titled "Acme X2 architecture: 100% of FP8 {dense} peaks".
     notes = re.findall(r"  note = \{computekb, field fp8\\_matrix\\_dense, data release [0-9a-f]+; (.*)\},\n", sheet)
-    assert notes == [r"source: Acme X2 architecture: 100\% of FP8 \{dense\} peaks "
-                     r"\url{https://example.com/acme-x2-whitepaper}"]
+    # the cite button carries the BibTeX, and the value's formats panel offers it again: each escaped alike
+    assert notes and set(notes) == {r"source: Acme X2 architecture: 100\% of FP8 \{dense\} peaks "
+                                    r"\url{https://example.com/acme-x2-whitepaper}"}
 
 
 # --- pages -----------------------------------------------------------------------------
