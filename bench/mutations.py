@@ -82,7 +82,7 @@ BUGS = [
         "fields = list(after) + [f for f in before if f not in after]", "fields = list(before)",
         "the release diff lists nothing of a row added since the previous release"),
     Bug("changes-rewritten-on-same-release", "etl/build.py",
-        "if diff.old_release != diff.new_release:", "if True:",
+        "if diff.old_release == diff.new_release:", "if False:",
         "rebuilding the same release replaces its list of changes with an empty one"),
 ]
 
