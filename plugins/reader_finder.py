@@ -68,9 +68,18 @@ GLOSSARY = glossary(describe)
 OWN_ARGUMENTS = {"_shape", "_size", "_col", "_nocol", "_facet", "_extra"}
 
 
+# The columns a reader's filter may name (`memory_gb__gte=80`, `vendor=nvidia`): the table's own and derived.
+FILTER_COLUMNS = {f.name for f in TABLES_BY_NAME["accelerators"].fields + TABLES_BY_NAME["accelerators"].derived}
+
+
 def datasette_pairs(pairs):
-    """The reader's arguments as Datasette's: `_sort_by` becomes `_sort` or `_sort_desc` (unknown: 400)."""
+    """The reader's arguments as Datasette's: `_sort_by` becomes `_sort` or `_sort_desc` (unknown: 400); a
+    filter on no column of the table is refused (Datasette would answer it with no rows and no word)."""
     sorts = {sort.key: sort for sort in SORTS}
+    unknown = sorted({key for key, _ in pairs if not key.startswith("_") and key.split("__")[0] not in FILTER_COLUMNS})
+    if unknown:
+        raise ValueError(f"{', '.join(unknown)}: not a column of the accelerators table; filter on one, such as "
+                         "memory_gb__gte=80 or vendor=nvidia")
     keys = {key for key, _ in pairs}
     out = [] if SYSTEMS in keys or any(key.split("__")[0] == "scope" for key in keys) else [PER_DEVICE]
     for key, value in pairs:

@@ -505,3 +505,17 @@ async def test_spec_sheet_gives_three_models_decode_speed(client):
     for row in rows.values():
         assert "tokens/s" in row and "fitted on 46 measurements, typical error ±14%" in row
     assert "weights=checkpoint%3Agpt-oss-120b-mxfp4" in rows["gpt-oss-120b"]
+
+
+@pytest.mark.parametrize("query, named", [("min_memory=48", "min_memory"),
+                                          ("memory_gb__gte=48&colour__exact=red&vram=8", "colour__exact, vram")])
+async def test_the_finder_refuses_a_filter_on_no_column(fixture_client, query, named):
+    """Datasette answers a filter on a column the table lacks with no rows and no word: the finder says so."""
+    response = await fixture_client.get(f"/-/accelerators?{query}")
+    assert response.status_code == 400
+    assert f"{named}: not a column of the accelerators table" in response.text
+
+
+async def test_the_finder_takes_a_filter_on_a_derived_column(fixture_client):
+    response = await fixture_client.get("/-/accelerators?native_fp8=yes")
+    assert response.status_code == 200 and "not a column" not in response.text
