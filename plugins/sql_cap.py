@@ -8,9 +8,9 @@ computed therefore take a slot first, and at most `expensive_requests_at_once`
 run at a time (default: the SQL threads less two, at least one; one with 3
 threads), so two threads always stay free for every other page:
 
-- `?sql=` (a query of the client's own, on the database page in any format),
-  unless it is the query of one of the dashboards' charts, which their page
-  sends as `?sql=` with the filter values as bound parameters,
+- `?sql=` (a query of the client's own, on the database page in any format;
+  the dashboards' charts run their configured queries on the server, in
+  plugins/dashboard_charts.py),
 - `?_where=` (an SQL expression of the client's own on a table page),
 - `?_stream=` (a streamed CSV runs one query after another until the table ends).
 
@@ -46,7 +46,6 @@ configuration in the metadata.
 
 import asyncio
 import math
-import re
 import urllib.parse
 import weakref
 from dataclasses import dataclass
@@ -96,29 +95,6 @@ def startup(datasette):
                 large |= {(name, table) for table, rows in counts.items() if rows is None or rows > LARGE_TABLE_ROWS}
         large_tables_of[datasette] = large
     return count_tables
-
-
-OPTIONAL_PART = re.compile(r"\[\[.*?\]\]")
-PARAMETER = re.compile(r":([a-zA-Z0-9_]+)")
-
-
-def with_filters(query: str, filters: dict) -> str:
-    """A chart query as its dashboard page sends it, by the syntax datasette-dashboards documents: each
-    optional part `[[ AND col = :name ]]` is kept, without its brackets, when the filter `name` has a
-    value, and left out otherwise. (The plugin's own function for it is not part of its public API;
-    tests/test_sql_cap.py holds the two to the same answers.)"""
-    def fill(part):
-        name = PARAMETER.search(part.group(0))
-        return part.group(0).strip("[]") if name and filters.get(name.group(1)) else ""
-    return OPTIONAL_PART.sub(fill, query)
-
-
-def is_chart_query(datasette, request: Request) -> bool:
-    """Whether `?sql=` is a dashboard chart's own query, with the filter values the request sends."""
-    options = {name: request.args.get(name) for name in request.args}
-    return any(with_filters(chart["query"], options) == request.args.get("sql")
-               for dashboard in (datasette.plugin_config("datasette-dashboards") or {}).values()
-               for chart in (dashboard.get("charts") or {}).values() if "query" in chart)
 
 
 def of_a_database(datasette, path: str) -> bool:
@@ -198,7 +174,7 @@ def is_expensive(datasette, request: Request) -> bool:
         return False
     if "_where" in request.args or "_stream" in request.args or is_heavy_table_request(datasette, request):
         return True
-    return "sql" in request.args and not is_chart_query(datasette, request)
+    return "sql" in request.args
 
 
 # One set of slots per Datasette instance: its test client and the server it runs share them.

@@ -14,6 +14,8 @@ docs/BENCHMARKS.md.
   dashboards' configuration left out of the metadata that each permission
   check deep-copies, and given by a `get_metadata` hook to the lookups of
   plugin settings.
+- serving/charts.py: a dashboard chart's SVG kept once drawn, per specification
+  and rows, and sent again without drawing.
 
 Here rather than in plugins/, as Datasette loads each plugin file on its own.
 """

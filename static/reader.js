@@ -79,22 +79,39 @@ function nameDatasetteControls() {
   }
 }
 
-// Dashboards: datasette-dashboards names its filters by a fieldset legend and vega-embed's action menu
-// by a title; give each control an accessible name of its own.
-function nameDashboardControls() {
-  nameDatasetteControls();
-  for (const fieldset of document.querySelectorAll(".dashboard-filters fieldset")) {
-    const legend = fieldset.querySelector("legend")?.textContent.trim();
-    for (const control of fieldset.querySelectorAll("input, select")) {
-      if (legend && !control.getAttribute("aria-label")) control.setAttribute("aria-label", legend);
-    }
+nameDatasetteControls();
+new MutationObserver(nameDatasetteControls).observe(document.body, { childList: true, subtree: true });
+
+// Dashboards: each chart is an SVG drawn on the server (plugins/dashboard_charts.py), asked for at the width
+// of its box and put in the page, so its links and titles work as the page's own; one request a chart.
+async function drawChart(box, tries = 5) {
+  const url = new URL(box.dataset.chartPicture, location.href);
+  url.searchParams.set("width", Math.max(1, Math.floor(box.clientWidth)));
+  const note = (text, link) => {
+    const p = Object.assign(document.createElement("p"), { className: "chart-note", textContent: text });
+    if (link) p.append(" ", Object.assign(document.createElement("a"), { href: url, textContent: link }));
+    return p;
+  };
+  let answer;
+  try {
+    answer = await fetch(url);
+  } catch (error) {
+    box.replaceChildren(note("The chart could not be fetched: the connection failed."));
+    return;
   }
-  for (const summary of document.querySelectorAll(".vega-embed details > summary:not([aria-label])")) {
-    summary.setAttribute("aria-label", "Chart actions: save as SVG or PNG, view the source");
+  // the server draws one chart at a time and says when to ask again
+  if (answer.status === 503 && tries > 1) {
+    setTimeout(() => drawChart(box, tries - 1), (Number(answer.headers.get("Retry-After")) || 1) * 1000);
+    return;
   }
+  if (!answer.ok) {
+    box.replaceChildren(note(`The chart could not be drawn (HTTP ${answer.status}).`, "Why"));
+    return;
+  }
+  box.innerHTML = await answer.text();
+  if (answer.headers.get("X-Rows-Truncated")) box.append(note("Drawn from the first rows only: the query returned more than a page."));
 }
-nameDashboardControls();
-new MutationObserver(nameDashboardControls).observe(document.body, { childList: true, subtree: true });
+for (const box of document.querySelectorAll("[data-chart-picture]")) drawChart(box);
 
 // The compare picker: the filter box hides the accelerators whose name, vendor or slug do not hold every word
 // typed (case and accents aside), and empty vendor groups; the count says how many are picked.

@@ -91,3 +91,59 @@ def test_accelerator_row_page_shows_sources_and_citation(server, page, picked):
     assert page.locator("textarea.cite-markdown").input_value().startswith("[")
     assert page.locator("table.value-citations tbody tr").count() > 0
     assert page.console_errors == []
+
+
+VEGA_LITE_CHARTS = sorted(chart for chart, config in DASHBOARDS["accelerator-landscape"]["charts"].items()
+                          if config["library"] == "vega-lite")
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_dashboard_draws_each_chart_as_svg_from_the_server_and_loads_no_chart_library(server, browser, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    asked = []
+    page.on("request", lambda r: asked.append(r.url))
+    page.goto(f"{server}/-/dashboards/accelerator-landscape")
+    page.wait_for_load_state("networkidle")
+    drawn_charts = sorted(box.get_attribute("id").removeprefix("chart-")
+                          for box in page.locator(".dashboard-card-chart:has(.chart-picture svg)").all())
+    assert drawn_charts == VEGA_LITE_CHARTS
+    pictures = [url for url in asked if "/-/charts/accelerator-landscape/" in url]
+    assert len(pictures) == len(VEGA_LITE_CHARTS), "one request a chart"
+    assert not [url for url in asked if "vega" in url], "no chart library"
+    assert page.evaluate("document.documentElement.scrollWidth") <= width, "every chart fits the screen"
+    if width == 390:
+        widths = page.locator(".chart-picture > svg").evaluate_all("svgs => svgs.map((s) => s.getAttribute('width'))")
+        assert set(widths) == {"320"}, "drawn at a phone's width, its text at its size"
+    point = page.locator("#chart-memory-vs-bandwidth svg a").first
+    assert point.locator("path title").text_content().startswith("Accelerator: ")
+    href = point.get_attribute("xlink:href")
+    assert href.startswith("/computekb/accelerators/")
+    point.locator("path").dispatch_event("click")
+    page.wait_for_url(f"**{href}")
+    context.close()
+
+
+def test_a_chart_the_server_is_too_busy_to_draw_is_asked_again(server, page):
+    refused = []
+
+    def busy_once(route):
+        if not refused:
+            refused.append(route.request.url)
+            return route.fulfill(status=503, headers={"Retry-After": "1"}, body="busy")
+        return route.continue_()
+    page.route("**/-/charts/accelerator-landscape/tokens-per-joule.svg*", busy_once)
+    page.goto(f"{server}/-/dashboards/accelerator-landscape")
+    page.locator("#chart-tokens-per-joule .chart-picture svg").wait_for(timeout=15000)
+    assert len(refused) == 1
+    assert page.locator("#chart-tokens-per-joule .chart-note").count() == 0
+
+
+def test_a_chart_that_cannot_be_drawn_says_so_with_a_link_to_the_reason(server, page):
+    page.route("**/-/charts/accelerator-landscape/tokens-per-joule.svg*",
+               lambda route: route.fulfill(status=400, body="width must be a whole number"))
+    page.goto(f"{server}/-/dashboards/accelerator-landscape")
+    note = page.locator("#chart-tokens-per-joule .chart-note")
+    note.wait_for(timeout=15000)
+    assert note.inner_text() == "The chart could not be drawn (HTTP 400). Why"
+    assert "/-/charts/accelerator-landscape/tokens-per-joule.svg?" in note.locator("a").get_attribute("href")

@@ -2,10 +2,6 @@
 while one computes, a second waits briefly then gets a 503, and every other page answers."""
 
 import asyncio
-import html
-import json
-import re
-from urllib.parse import quote, urlencode
 
 import pytest
 from datasette.utils.asgi import Request
@@ -17,15 +13,10 @@ from plugins.sql_cap import (
     is_expensive,
     large_tables_of,
     with_facet_size_bounded,
-    with_filters,
 )
 from serving.headers import SECURITY_HEADERS
-from serving.metadata import full_metadata
-from serving.paths import METADATA_YML
 from serving.serve import SETTINGS, make_datasette
 from serving.site import query_path
-
-from conftest import DASHBOARD_PAGES_FAIL_ON_1
 
 # Computes until sql_time_limit_ms stops it: holds its slot (and one SQL thread) for the whole limit
 # (`%2B` is a plus sign: a bare `+` in a query string is a space).
@@ -77,27 +68,6 @@ def test_requests_that_choose_their_sql_are_capped(datasette, path):
 @pytest.mark.parametrize("path", NOT_CAPPED)
 def test_pages_whose_sql_is_fixed_are_not_capped(datasette, path):
     assert not is_expensive(datasette, Request.fake(path))
-
-
-RENDER_CHART = re.compile(r"renderChart\('[^']*', (\{.*\}), '([^']*)', '[^']*'\)")
-
-
-async def chart_urls(client, dashboard, filters):
-    """The data URL of each chart of a dashboard page, built from the page as datasette-dashboards' script builds it."""
-    page = await client.get(f"/-/dashboards/{dashboard}?" + urlencode(filters))
-    assert page.status_code == 200
-    charts = [(json.loads(chart), query_string) for chart, query_string in RENDER_CHART.findall(page.text)]
-    return [f"{query_path('json')}?sql={quote(chart['query'], safe='')}&{html.unescape(query_string)}&_shape=objects"
-            for chart, query_string in charts if "query" in chart]
-
-
-@pytest.mark.parametrize("filters", [{"fp4": "yes"}, {"vendor": "acme", "min_memory": "80"}, {"scope": "device"}])
-@DASHBOARD_PAGES_FAIL_ON_1
-async def test_a_dashboard_charts_own_query_is_not_capped(datasette, fixture_client, filters):
-    urls = await chart_urls(fixture_client, "accelerator-landscape", filters)
-    assert urls and not [url for url in urls if is_expensive(datasette, Request.fake(url))]
-    edited = [url.replace("SELECT", "SELECT 1,", 1) for url in urls]
-    assert all(is_expensive(datasette, Request.fake(url)) for url in edited)
 
 
 def test_the_default_cap_leaves_two_sql_threads_free(datasette):
@@ -154,29 +124,6 @@ async def test_a_capped_request_waits_for_a_slot_that_comes_free(fixture_db):
     await datasette.invoke_startup()
     answers = await asyncio.gather(*[datasette.client.get(f"{query_path('json')}?sql=select {i} as n") for i in range(4)])
     assert [a.status_code for a in answers] == [200] * 4
-
-
-@pytest.mark.parametrize("query, filters, sent", [
-    ("SELECT * FROM t WHERE TRUE [[ AND vendor = :vendor ]] [[ AND m >= :min_memory ]]", {"vendor": "acme"},
-     "SELECT * FROM t WHERE TRUE  AND vendor = :vendor  "),
-    ("SELECT * FROM t [[ WHERE m >= :min_memory ]]", {"min_memory": ""}, "SELECT * FROM t "),
-    ("SELECT 1 [[ AND TRUE ]]", {"x": "1"}, "SELECT 1 "),
-])
-def test_a_chart_query_is_filled_as_documented(query, filters, sent):
-    assert with_filters(query, filters) == sent
-
-
-def test_a_chart_query_is_filled_as_datasette_dashboards_fills_it():
-    """The plugin's own function (not part of its public API) and ours agree on every chart of the site."""
-    from datasette_dashboards import replace_opts_in_query
-
-    charts = [chart["query"] for dashboard in full_metadata(METADATA_YML)["plugins"]["datasette-dashboards"].values()
-              for chart in dashboard["charts"].values() if "query" in chart]
-    names = sorted({name for query in charts for name in re.findall(r":([a-zA-Z0-9_]+)", query)})
-    assert charts and names
-    for filters in [{}, dict.fromkeys(names, "1"), dict.fromkeys(names, ""), {names[0]: "x"}, {names[-1]: "9"}]:
-        for query in charts:
-            assert with_filters(query, filters) == replace_opts_in_query(query, filters), (query, filters)
 
 
 @pytest.mark.parametrize(("path", "problem"), [
