@@ -6,8 +6,7 @@ and datasette-vega puts its 944 KB chart library in the head of every page,
 render-blocking, though only table and query pages draw its charts. This
 wrapper edits the finished page (so no Datasette template is copied):
 `lang="en"` where the page has none (French content carries its own `lang`),
-`role="main"` on the content section, Leaflet's tags dropped (no chart here is a map), the chart library
-dropped from pages
+`role="main"` on the content section, the chart library dropped from pages
 that are not table or query pages and, on those that are, named in a `<meta>`
 for static/reader.js to load when a reader asks for a chart. Static
 files whose URL carries their content hash (datasette-vega's hashed names,
@@ -23,13 +22,6 @@ CHART_LIBRARY = re.compile(r'\s*<script src="[^"]*/datasette_vega/[^"]+\.js"></s
                            r'|\s*<link rel="stylesheet" href="[^"]*/datasette_vega/[^"]+\.css">')
 CHART_SCRIPT = re.compile(r'<script src="([^"]*/datasette_vega/[^"]+\.js)"></script>')
 CHART_STYLE = re.compile(r'<link rel="stylesheet" href="([^"]*/datasette_vega/[^"]+\.css)">')
-# datasette-dashboards writes Leaflet's script and stylesheet into every dashboard page for its map charts; no
-# chart of this site is a map, so the tags go (datasette-leaflet's own loader stays, for a plugin that asks).
-LEAFLET_TAGS = re.compile(r'\s*<link href="[^"]*/datasette-leaflet/[^"]+\.css" rel="stylesheet">'
-                          r'|\s*<script src="[^"]*/datasette-leaflet/[^"]+\.js" type="module"></script>')
-# Written with the tags, and not in datasette-leaflet's loader that every page carries: the regex runs on the
-# pages that have them only (over a whole 80 KB spec sheet it took 10 ms a request).
-LEAFLET_STYLESHEET = '.css" rel="stylesheet">'
 BODY_CLASS = re.compile(r'<body class="([^"]*)"')
 CHART_PAGES = ("table", "query")  # the first body class of the pages datasette-vega draws on
 HASHED_STATIC = re.compile(r"^/-/static-plugins/[^/]+/[^/]+\.[0-9a-f]{8,}\.(?:js|css)$")
@@ -48,8 +40,6 @@ def shell(html: str) -> str:
     html = html.replace('<section class="content">', '<section class="content" role="main">', 1)
     # The library's tags are in the head: searched there only (a whole page, 185 KB for a spec sheet,
     # took the regex 10 ms a request).
-    if LEAFLET_STYLESHEET in html:
-        html = LEAFLET_TAGS.sub("", html)
     head, end_of_head, body = html.partition("</head>")
     if draws_charts(html):
         # named for static/reader.js, which loads it when a chart is asked for

@@ -58,15 +58,3 @@ async def test_reader_pages_come_compressed_with_a_language_and_no_chart_library
     assert response.text.startswith("<!DOCTYPE html>\n<html lang=\"en\">")
     assert "datasette_vega" not in response.text
     assert '<section class="content" role="main">' in response.text
-
-
-def test_leaflet_tags_go_and_its_loader_stays():
-    page = ('<html>\n<head>\n<link href="/-/static-plugins/datasette-leaflet/leaflet-v1.7.1.css" rel="stylesheet">\n'
-            '</head>\n<body class="index">\n<section class="content">\n'
-            '  <script src="/-/static-plugins/datasette-leaflet/leaflet-v1.7.1.js" type="module"></script>\n'
-            "<script>datasette.leaflet = {JAVASCRIPT_URL: '/-/static-plugins/datasette-leaflet/leaflet-v1.7.1.js'}</script>\n"
-            '</section>\n</body>\n</html>')
-    assert shell(page) == (
-        '<html lang="en">\n<head>\n</head>\n<body class="index">\n<section class="content" role="main">\n'
-        "<script>datasette.leaflet = {JAVASCRIPT_URL: '/-/static-plugins/datasette-leaflet/leaflet-v1.7.1.js'}</script>\n"
-        '</section>\n</body>\n</html>')
