@@ -12,7 +12,8 @@ every page kind (`hostile_requests`): a table with `_size=max`, `_facet_size=max
 and a facet on every column (and within the bounds: five facets), table CSVs
 streamed and whole, the database download, the search page and the search query at
 their word limit and past it, what-fits for the largest model in FP32 at a
-million tokens (it fits nowhere), the finder with a costly `_where`, compare of
+million tokens (it fits nowhere), a dashboard chart never drawn before (350 of them:
+the longest charts at every width and filter state), the finder with a costly `_where`, compare of
 eight accelerators, the largest spec sheet, the sizing canned queries at their
 largest parameters, `?sql=` queries that used to hold an SQL thread for a minute
 or more (`randomblob`, `printf` widths, `instr` and `replace` of long strings,
@@ -46,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 from bench.load_test import timed_get, urls_by_kind, worker  # noqa: E402 (after the path is set)
 from bench.serve_bench import percentile  # noqa: E402 (after the path is set)
 from etl.build import build_database  # noqa: E402 (after the path is set)
+from serving.charts import WIDTHS  # noqa: E402 (after the path is set)
 from serving.serve import SETTINGS, free_port, wait_until_up  # noqa: E402 (after the path is set)
 
 NORMAL, HOSTILE_CLIENTS = 8, 3
@@ -97,6 +99,9 @@ def hostile_requests(db):
             "/computekb/benchmark_results?_size=100&_facet_size=max&" + "&".join(f"_facet={c}" for c in columns[:5])],
         "CSV stream": ["/computekb/benchmark_results.csv?_stream=on&_size=max", "/computekb/benchmark_results.csv?_size=max"],
         "download": ["/computekb.db"],
+        # a chart not drawn before each time: the longest charts at every width and many row sets
+        "chart": [f"/-/charts/accelerator-landscape/{chart}.svg?min_memory={gb}&width={width}"
+                  for gb in range(0, 200, 8) for width in WIDTHS for chart in ("dense-fp8-fp4", "bandwidth-per-watt")],
         "huge result": [
             sql("with recursive c(x) as (select 1 union all select x + 1 from c limit 600) select zeroblob(99999) from c"),
             "/computekb/citations.csv?_stream=on&_size=max",

@@ -9,7 +9,7 @@ server with exactly the options of `computekb serve` (bench/serve_bench.py's
 launcher) on a free loopback port, stopped at the end. --clients workers share
 one HTTP connection pool and each sends its next request as soon as the last
 one is answered, for --seconds, over a seeded mix of page kinds: row, table,
-facet, search, unit filter, dashboard and compare pages (URLs taken from the
+facet, search, unit filter, dashboard, chart and compare pages (URLs taken from the
 database). Any answer other than 200 counts as an error. Prints throughput,
 p50/p95/p99 latency (all pages and per kind) and the error count.
 """
@@ -69,6 +69,10 @@ def urls_by_kind(db, rng):
         }
     dashboards = full_metadata(METADATA_YML).get("plugins", {}).get("datasette-dashboards", {})
     kinds["dashboard"] = [f"/-/dashboards/{slug}" for slug in dashboards]
+    # what a dashboard page then asks for: each chart's picture at a desktop's and a phone's width
+    kinds["chart"] = [f"/-/charts/{slug}/{chart}.svg?width={width}" for slug, dashboard in dashboards.items()
+                      for chart, config in dashboard["charts"].items() if config.get("library") == "vega-lite"
+                      for width in (320, 640)]
     return {kind: paths for kind, paths in kinds.items() if paths}
 
 

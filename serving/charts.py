@@ -38,7 +38,7 @@ LOADER_LINK = re.compile(r'xlink:href="' + re.escape(LOADER_BASE) + r'/?')
 DESCRIBED_MARK = re.compile(r'<(path|text|line|rect|image)(\s[^>]*?aria-label="([^"]*)"[^>]*?)/>')
 DESCRIPTION_FIELD = "_description"
 DRAWINGS_AT_ONCE = 1
-RENDER_WAIT_S = 5.0
+RENDER_WAIT_S = 1.0  # as the SQL cap's wait (plugins/sql_cap.py)
 RETRY_AFTER_S = 1
 # One drawing slot and one store of drawings per Datasette instance: its test client and server share them.
 slot_of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -101,8 +101,15 @@ VEGA_LITE_CHARTS = sorted(chart for chart, config in DASHBOARDS["accelerator-lan
 def test_the_dashboard_draws_each_chart_as_svg_from_the_server_and_loads_no_chart_library(server, browser, width):
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
-    asked = []
-    page.on("request", lambda r: asked.append(r.url))
+    asked, in_flight, most_in_flight = [], set(), [0]
+
+    def sent(request):
+        asked.append(request.url)
+        if "/-/charts/" in request.url:
+            in_flight.add(request.url)
+            most_in_flight[0] = max(most_in_flight[0], len(in_flight))
+    page.on("request", sent)
+    page.on("requestfinished", lambda r: in_flight.discard(r.url))
     page.goto(f"{server}/-/dashboards/accelerator-landscape")
     page.wait_for_load_state("networkidle")
     drawn_charts = sorted(box.get_attribute("id").removeprefix("chart-")
@@ -110,6 +117,7 @@ def test_the_dashboard_draws_each_chart_as_svg_from_the_server_and_loads_no_char
     assert drawn_charts == VEGA_LITE_CHARTS
     pictures = [url for url in asked if "/-/charts/accelerator-landscape/" in url]
     assert len(pictures) == len(VEGA_LITE_CHARTS), "one request a chart"
+    assert most_in_flight[0] == 3, "three at a time: the server draws one at a time"
     assert not [url for url in asked if "vega" in url], "no chart library"
     assert page.evaluate("document.documentElement.scrollWidth") <= width, "every chart fits the screen"
     if width == 390:
