@@ -10,18 +10,23 @@ and the page takes the SVG as it is. What the browser's renderer gave beyond a p
 - each mark's tooltip (the spec's `tooltip` fields, with their titles and formats) becomes its accessible
   description (Vega-Lite's `description` channel) and an SVG `<title>`, which a browser shows on hover.
 
-Drawing is work of a core (0.05 to 0.5 s a chart here, more on a loaded machine), so one chart is drawn at a
-time: a request waits for the drawing in hand at most RENDER_WAIT_S, and every other page keeps the other core.
+Drawing is work of a core (0.05 to 0.5 s a chart here, more on a loaded machine), done in a process of its
+own, one chart at a time: a request waits for the drawing in hand at most RENDER_WAIT_S, and the server's
+process, with every other page, keeps the other core.
 A drawing is kept for its specification, rows included (`Drawings`), so a filter state or a release never
 gets another's chart; with the speed-ups off each request draws anew (serving/speedups.py).
 """
 
 import asyncio
+import functools
 import html
 import json
+import multiprocessing
 import re
 import weakref
 from collections import OrderedDict
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import vl_convert
 
@@ -138,13 +143,21 @@ def spec_json(spec: dict) -> str:
 
 
 def draw(spec_json: str) -> str:
-    """The SVG of a Vega-Lite specification (seconds of one core for a long chart: see plugins/dashboard_charts.py)."""
+    """The SVG of a Vega-Lite specification."""
     return with_titles(vl_convert.vegalite_to_svg(spec_json))
 
 
+@functools.cache
+def drawing_process() -> ProcessPoolExecutor:
+    """The process that draws. vl-convert holds the GIL while it draws: in the server's own process, even in a
+    thread, each chart stopped every other request for its 0.05 to 0.5 s. Started on the first chart
+    ("spawn": the server's threads are not copied into it), and again if it dies."""
+    return ProcessPoolExecutor(max_workers=DRAWINGS_AT_ONCE, mp_context=multiprocessing.get_context("spawn"))
+
+
 async def drawn(datasette, spec_json: str) -> str | None:
-    """The chart's SVG, from memory or drawn in a thread once the drawing slot is free; None when it stayed
-    taken for RENDER_WAIT_S."""
+    """The chart's SVG, from memory or drawn by the drawing process once the drawing slot is free; None when
+    the slot stayed taken for RENDER_WAIT_S, or the drawing process died (the next chart starts another)."""
     drawings = drawings_of.setdefault(datasette, Drawings())
     if (svg := drawings.get(spec_json)) is not None:
         return svg
@@ -156,7 +169,11 @@ async def drawn(datasette, spec_json: str) -> str | None:
         return None
     try:
         if (svg := drawings.get(spec_json)) is None:  # drawn by the request the slot waited for
-            svg = await asyncio.to_thread(draw, spec_json)
+            try:
+                svg = await asyncio.get_running_loop().run_in_executor(drawing_process(), draw, spec_json)
+            except BrokenProcessPool:
+                drawing_process.cache_clear()
+                return None
             drawings.put(spec_json, svg)
         return svg
     finally:

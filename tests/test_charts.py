@@ -5,7 +5,10 @@ The functions on literal inputs; the route and the pages on the fixture database
 """
 
 import asyncio
+import functools
 import re
+from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 from datasette_dashboards import replace_opts_in_query
@@ -173,12 +176,26 @@ async def test_a_chart_waits_for_the_drawing_in_hand_then_says_when_to_retry(dat
 async def test_a_chart_drawn_once_is_sent_again_without_drawing(fixture_client, monkeypatch):
     monkeypatch.delenv("COMPUTEKB_SPEEDUPS", raising=False)
     first = await fixture_client.get(CHART + "?vendor=acme&width=800")
-
-    def fails(spec_json):
-        raise AssertionError("drawn again")
-    monkeypatch.setattr(charts, "draw", fails)
+    drawn = []
+    # drawn in this process from here on, so that the drawing counted is the one called
+    monkeypatch.setattr(charts, "drawing_process", functools.cache(lambda: ThreadPoolExecutor(1)))
+    monkeypatch.setattr(charts, "draw", lambda spec_json: drawn.append(spec_json) or "<svg>new</svg>")
     again = await fixture_client.get(CHART + "?vendor=acme&width=800")
-    assert again.status_code == 200 and again.text == first.text
+    assert again.status_code == 200 and again.text == first.text and drawn == []
+    other = await fixture_client.get(CHART + "?vendor=acme&width=960")
+    assert other.text == "<svg>new</svg>" and len(drawn) == 1, "a chart not drawn before is drawn"
+
+
+async def test_a_drawing_process_that_died_is_a_retry_and_the_next_chart_starts_another(fixture_client, monkeypatch):
+    class Dead(Executor):
+        def submit(self, *args, **kwargs):
+            raise BrokenProcessPool("the drawing process died")
+    started = []
+    monkeypatch.setattr(charts, "drawing_process", functools.cache(lambda: started.append(1) or Dead()))
+    response = await fixture_client.get(CHART + "?vendor=beta&width=1280")
+    assert response.status_code == 503 and response.headers["retry-after"] == "1"
+    await fixture_client.get(CHART + "?vendor=beta&width=1280")
+    assert started == [1, 1], "a new process for the next chart"
 
 
 @DASHBOARD_PAGES_FAIL_ON_1
