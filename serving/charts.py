@@ -22,7 +22,10 @@ import functools
 import html
 import json
 import multiprocessing
+import os
 import re
+import threading
+import time
 import weakref
 from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor
@@ -147,12 +150,24 @@ def draw(spec_json: str) -> str:
     return with_titles(vl_convert.vegalite_to_svg(spec_json))
 
 
+def exit_with_the_server() -> None:
+    """Run in the drawing process: it ends when the server that started it is gone, even killed at once."""
+    server = os.getppid()
+
+    def watch():
+        while os.getppid() == server:
+            time.sleep(1)
+        os._exit(0)
+    threading.Thread(target=watch, daemon=True).start()
+
+
 @functools.cache
 def drawing_process() -> ProcessPoolExecutor:
     """The process that draws. vl-convert holds the GIL while it draws: in the server's own process, even in a
     thread, each chart stopped every other request for its 0.05 to 0.5 s. Started on the first chart
     ("spawn": the server's threads are not copied into it), and again if it dies."""
-    return ProcessPoolExecutor(max_workers=DRAWINGS_AT_ONCE, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(max_workers=DRAWINGS_AT_ONCE, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=exit_with_the_server)
 
 
 async def drawn(datasette, spec_json: str) -> str | None:

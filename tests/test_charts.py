@@ -7,15 +7,19 @@ The functions on literal inputs; the route and the pages on the fixture database
 import asyncio
 import functools
 import re
+import subprocess
+import sys
+import time
 from concurrent.futures import Executor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 import pytest
 from datasette_dashboards import replace_opts_in_query
 
 from serving import charts
 from serving.metadata import full_metadata
-from serving.paths import METADATA_YML
+from serving.paths import METADATA_YML, ROOT
 from serving.serve import make_datasette
 
 from conftest import DASHBOARD_PAGES_FAIL_ON_1
@@ -207,3 +211,25 @@ async def test_the_dashboard_page_loads_no_chart_library_and_names_each_picture(
             in page.text)
     assert '<label for="vendor">Vendor</label>' in page.text
     assert '<a href="/-/compare?ids=acme-x1,acme-x2">Compare these 2 side by side</a>' in page.text
+
+
+def running(pid: int) -> bool:
+    """Whether the process runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_the_drawing_process_ends_when_its_server_is_killed():
+    script = ("import os, time\nfrom serving import charts\n"
+              "print(charts.drawing_process().submit(os.getpid).result(), flush=True)\ntime.sleep(60)")
+    server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    drawing = int(server.stdout.readline())
+    assert running(drawing)
+    server.kill()
+    server.wait()
+    deadline = time.monotonic() + 10
+    while running(drawing) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not running(drawing), "the drawing process outlived its server"
