@@ -73,10 +73,15 @@ def width_for(asked: int) -> int:
 
 def tooltip_text(fields: list[dict]) -> str:
     """A Vega expression for a mark's tooltip as one text: a line per field, `Title: value`, a number in
-    its field's format where it has one, a missing value as a dash."""
+    its field's format where it has one, a date as YYYY-MM-DD, a missing value as a dash."""
     def line(field: dict) -> str:
         value = f"datum[{json.dumps(field['field'])}]"
-        shown = f"format({value}, {json.dumps(field['format'])})" if "format" in field else f"'' + {value}"
+        if field.get("type") == "temporal":  # a date as the source gives it (Vega-Lite parsed it to a time)
+            shown = f"utcFormat({value}, '%Y-%m-%d')"
+        elif "format" in field:
+            shown = f"format({value}, {json.dumps(field['format'])})"
+        else:
+            shown = f"'' + {value}"
         title = json.dumps(f"{field.get('title', field['field'])}: ")
         return f"{title} + ({value} == null ? '–' : {shown})"
     return " + '\\n' + ".join(line(field) for field in fields)

@@ -59,11 +59,12 @@ def test_a_chart_is_drawn_at_the_widest_width_that_fits(asked, width):
 
 def test_a_tooltip_becomes_one_text_in_its_fields_formats():
     fields = [{"field": "name", "title": "Accelerator"}, {"field": "tokens", "title": "Tokens/s", "format": ",.0f"},
-              {"field": "round"}]
+              {"field": "round"}, {"field": "observed", "type": "temporal", "title": "Date"}]
     assert charts.tooltip_text(fields) == (
         """"Accelerator: " + (datum["name"] == null ? '–' : '' + datum["name"])"""
         """ + '\\n' + "Tokens/s: " + (datum["tokens"] == null ? '–' : format(datum["tokens"], ",.0f"))"""
-        """ + '\\n' + "round: " + (datum["round"] == null ? '–' : '' + datum["round"])""")
+        """ + '\\n' + "round: " + (datum["round"] == null ? '–' : '' + datum["round"])"""
+        """ + '\\n' + "Date: " + (datum["observed"] == null ? '–' : utcFormat(datum["observed"], '%Y-%m-%d'))""")
 
 
 def test_each_mark_with_a_tooltip_is_described_by_it_and_the_input_is_kept():
@@ -96,14 +97,15 @@ def test_a_drawing_has_the_marks_links_and_tooltips():
         "mark": {"type": "bar", "tooltip": True},
         "encoding": {"y": {"field": "name", "type": "nominal"}, "x": {"field": "gb", "type": "quantitative"},
                      "href": {"field": "url"}, "tooltip": [{"field": "name", "title": "Accelerator"},
-                                                          {"field": "gb", "title": "Memory (GB)"}]}}},
-        [{"name": "X1", "gb": 96, "url": "/computekb/accelerators/acme-x1"},
-         {"name": "B1", "gb": 24, "url": "/computekb/accelerators/beta-b1"}], 320)
+                                                          {"field": "gb", "title": "Memory (GB)"},
+                                                          {"field": "seen", "type": "temporal", "title": "Seen"}]}}},
+        [{"name": "X1", "gb": 96, "url": "/computekb/accelerators/acme-x1", "seen": "2026-12-01"},
+         {"name": "B1", "gb": 24, "url": "/computekb/accelerators/beta-b1", "seen": None}], 320)
     svg = charts.draw(charts.spec_json(spec))
     assert svg.startswith("<svg") and 'width="320"' in svg
     assert LINK.findall(svg) == ["/computekb/accelerators/acme-x1", "/computekb/accelerators/beta-b1"]
-    assert re.findall(r"<title>([^<]*)</title>", svg) == ["Accelerator: X1\nMemory (GB): 96",
-                                                           "Accelerator: B1\nMemory (GB): 24"]
+    assert re.findall(r"<title>([^<]*)</title>", svg) == ["Accelerator: X1\nMemory (GB): 96\nSeen: 2026-12-01",
+                                                           "Accelerator: B1\nMemory (GB): 24\nSeen: –"]
 
 
 def test_the_store_forgets_the_least_recently_asked_drawing(monkeypatch):
