@@ -94,7 +94,9 @@ def register_routes():
 
 
 @hookimpl
-def extra_template_vars(datasette, request):
+def extra_template_vars(template, datasette, request):
+    if template in ("dashboard_view.html", "dashboard_chart.html"):
+        charts.drawing_process()  # started while the page loads, before it asks for its charts
     async def chart_rows(dashboard: str, chart: str) -> ChartRows:
         """A table chart's rows, with the filters of the page's request."""
         args = request.args if request else {}

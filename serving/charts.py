@@ -45,6 +45,7 @@ LOADER_BASE = "https://vega.github.io/vega-datasets/"
 LOADER_LINK = re.compile(r'xlink:href="' + re.escape(LOADER_BASE) + r'/?')
 DESCRIBED_MARK = re.compile(r'<(path|text|line|rect|image)(\s[^>]*?aria-label="([^"]*)"[^>]*?)/>')
 DESCRIPTION_FIELD = "_description"
+WARM_UP = json.dumps({"mark": "point", "data": {"values": []}})
 DRAWINGS_AT_ONCE = 1
 RENDER_WAIT_S = 1.0  # as the SQL cap's wait (plugins/sql_cap.py)
 RETRY_AFTER_S = 1
@@ -170,9 +171,12 @@ def exit_with_the_server() -> None:
 def drawing_process() -> ProcessPoolExecutor:
     """The process that draws. vl-convert holds the GIL while it draws: in the server's own process, even in a
     thread, each chart stopped every other request for its 0.05 to 0.5 s. Started on the first chart
-    ("spawn": the server's threads are not copied into it), and again if it dies."""
-    return ProcessPoolExecutor(max_workers=DRAWINGS_AT_ONCE, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=exit_with_the_server)
+    ("spawn": the server's threads are not copied into it) when a page with charts is made, and again if
+    it dies."""
+    process = ProcessPoolExecutor(max_workers=DRAWINGS_AT_ONCE, mp_context=multiprocessing.get_context("spawn"),
+                                  initializer=exit_with_the_server)
+    process.submit(draw, WARM_UP)  # the renderer starts (about 0.8 s) while the page asking for charts loads
+    return process
 
 
 async def drawn(datasette, spec_json: str) -> str | None:
