@@ -39,7 +39,7 @@ from serving import speedups
 # fits, so a phone and a desktop each get legible text, and the drawings kept stay few.
 WIDTHS = (320, 400, 480, 640, 800, 960, 1280)
 DEFAULT_WIDTH = 640
-DRAWINGS_KEPT = 256
+DRAWINGS_KEPT = 256  # about 40 MB at most: a specification of 50 KB and its SVG of 100 KB each
 # The base URL of vl-convert's data loader, which Vega puts before a relative link.
 LOADER_BASE = "https://vega.github.io/vega-datasets/"
 LOADER_LINK = re.compile(r'xlink:href="' + re.escape(LOADER_BASE) + r'/?')
