@@ -108,4 +108,4 @@ def extra_template_vars(template, datasette, request):
         arguments = [part for part in (query_string, f"width={width}" if width else "") if part]
         return f"{datasette.urls.path(PATH)}/{dashboard}/{chart}.svg" + ("?" + "&".join(arguments) if arguments else "")
 
-    return {"chart_rows": chart_rows, "chart_picture": chart_picture}
+    return {"chart_rows": chart_rows, "chart_picture": chart_picture, "reading_order": charts.reading_order}

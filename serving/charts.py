@@ -67,6 +67,13 @@ def with_filters(query: str, filters: dict) -> str:
     return OPTIONAL_PART.sub(fill, query)
 
 
+def reading_order(layout: list[list[str]] | None, charts: list[str]) -> list[str]:
+    """The charts in the order a reader meets them in the layout (row by row, a chart spanning cells once),
+    then any the layout leaves out: on a phone the grid is one column in this order."""
+    placed = [chart for row in layout or [] for chart in row if chart in charts]
+    return list(dict.fromkeys([*placed, *charts]))
+
+
 def width_for(asked: int) -> int:
     """The widest drawing width that fits a card `asked` pixels wide (the narrowest when none does)."""
     return max((w for w in WIDTHS if w <= asked), default=WIDTHS[0])

@@ -51,6 +51,15 @@ def test_a_chart_query_is_filled_as_datasette_dashboards_fills_it():
             assert charts.with_filters(query, filters) == replace_opts_in_query(query, filters), (query, filters)
 
 
+@pytest.mark.parametrize(("layout", "order"), [
+    ([["compare", "compare"], ["a", "b"], [".", "c"]], ["compare", "a", "b", "c", "d"]),
+    (None, ["a", "b", "c", "compare", "d"]),
+    ([["b", "gone"]], ["b", "a", "c", "compare", "d"]),
+])
+def test_charts_are_read_in_the_layouts_order_then_the_rest(layout, order):
+    assert charts.reading_order(layout, ["a", "b", "c", "compare", "d"]) == order
+
+
 @pytest.mark.parametrize(("asked", "width"), [(1, 320), (319, 320), (320, 320), (390, 320), (400, 400),
                                               (658, 640), (1299, 1280), (4000, 1280)])
 def test_a_chart_is_drawn_at_the_widest_width_that_fits(asked, width):

@@ -21,8 +21,8 @@ def picked(conn):
 
 
 def drawn(chart, library):
-    """What a drawn chart leaves in its card: vega-embed's canvas or SVG, or the table of a table chart."""
-    tags = ("canvas", "svg") if library in ("vega", "vega-lite") else ("table",)
+    """What a drawn chart leaves in its card: its SVG, or a table chart's table (or its one value's line)."""
+    tags = ("canvas", "svg") if library in ("vega", "vega-lite") else ("table", ".chart-value")
     return ", ".join(f"#chart-{chart} {tag}" for tag in tags)
 
 
@@ -123,7 +123,11 @@ def test_the_dashboard_draws_each_chart_as_svg_from_the_server_and_loads_no_char
     assert most_in_flight[0] == 3, "three at a time: the server draws one at a time"
     assert not [url for url in asked if "vega" in url], "no chart library"
     assert page.evaluate("document.documentElement.scrollWidth") <= width, "every chart fits the screen"
+    cards = page.locator(".dashboard-card").evaluate_all("cards => cards.map((c) => c.id.replace('card-', ''))")
+    assert cards[:3] == ["compare", "memory-vs-bandwidth", "measured-vs-bandwidth"], "read in the layout's order"
     if width == 390:
+        side_by_side = page.locator("#card-compare").bounding_box()["y"]
+        assert side_by_side < page.locator("#card-memory-vs-bandwidth").bounding_box()["y"], "the phone's order too"
         widths = page.locator(".chart-picture > svg").evaluate_all("svgs => svgs.map((s) => s.getAttribute('width'))")
         assert set(widths) == {"320"}, "drawn at a phone's width, its text at its size"
     point = page.locator("#chart-memory-vs-bandwidth svg a").first

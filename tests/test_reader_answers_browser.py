@@ -92,10 +92,10 @@ def test_dashboard_grid_pairs_charts_of_one_height(server, browser, width):
         page.goto(server + "/-/dashboards/accelerator-landscape")
         page.wait_for_load_state("networkidle")
         page.wait_for_function("""() => [...document.querySelectorAll('.dashboard-card')]
-            .every((c) => c.querySelector('canvas, svg.marks, table'))""")
+            .every((c) => c.querySelector('canvas, svg.marks, table, .chart-value'))""")
         cards = page.evaluate("""() => [...document.querySelectorAll('.dashboard-card')].map((c) => {
             const card = c.getBoundingClientRect();
-            const drawn = c.querySelector('canvas, svg.marks, table').getBoundingClientRect();
+            const drawn = c.querySelector('canvas, svg.marks, table, .chart-value').getBoundingClientRect();
             return {id: c.id, top: Math.round(card.top), right: card.right, height: drawn.height}; })""")
         rows = {}
         for card in cards:
