@@ -59,7 +59,7 @@ PARAMETER = re.compile(r":([a-zA-Z0-9_]+)")
 def with_filters(query: str, filters: dict) -> str:
     """A chart query with its filters, by the syntax datasette-dashboards documents: each optional part
     `[[ AND col = :name ]]` is kept, without its brackets, when the filter `name` has a value, and left out
-    otherwise. (The plugin's own function for it is not part of its public API; tests/test_sql_cap.py
+    otherwise. (The plugin's own function for it is not part of its public API; tests/test_charts.py
     holds the two to the same answers.)"""
     def fill(part):
         name = PARAMETER.search(part.group(0))
